@@ -1,0 +1,54 @@
+# mlx — two commands on a fresh machine: `make run` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+
+# Data search path: the user's MLX_DATA_PATH, then ../shared/datasets when it exists.
+SHARED_DATA := $(abspath $(wildcard ../shared/datasets))
+export MLX_DATA_PATH := $(subst $() $(),:,$(strip $(MLX_DATA_PATH) $(SHARED_DATA)))
+
+PYTEST_ARGS ?=
+
+.PHONY: run test test-all smoke validate bench install data clean help
+
+help:
+	@echo "make run       run configs/bibtex.yaml (installs into $(VENV), finds or fetches bibtex)"
+	@echo "make test      install and run the test suite (slow reproductions excluded) and the smoke run"
+	@echo "make test-all  the test suite including slow tests"
+	@echo "make validate  check every config under configs/"
+	@echo "make bench     run the benchmarks under benchmarks/"
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+data: $(STAMP)
+	$(BIN)/mlx datasets fetch bibtex
+
+run: data
+	$(BIN)/mlx run configs/bibtex.yaml
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not slow" $(PYTEST_ARGS)
+	$(BIN)/mlx validate configs/*.yaml
+	$(BIN)/mlx run --force --quiet -o $(or $(TMPDIR),/tmp)/mlx-smoke configs/smoke.yaml
+
+test-all: $(STAMP)
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+smoke: $(STAMP)
+	$(BIN)/mlx run configs/smoke.yaml
+
+validate: $(STAMP)
+	$(BIN)/mlx validate configs/*.yaml
+
+bench: $(STAMP)
+	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache build *.egg-info

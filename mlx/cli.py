@@ -1,0 +1,237 @@
+"""The ``mlx`` command line. The only place where errors become exit codes.
+
+Exit status: 0 success, 1 a failed run (bad data, a cell that errored),
+2 bad usage or configuration. Errors print one line ``Error: ...``; ``--debug``
+shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import click
+
+import mlx
+from mlx.errors import MlxError
+
+log = logging.getLogger("mlx")
+
+
+class _UserError(click.ClickException):
+    def __init__(self, message: str, exit_code: int):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+class MlxGroup(click.Group):
+    """A click group that turns :class:`~mlx.errors.MlxError` into one-line errors."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except MlxError as exc:
+            if ctx.obj and ctx.obj.get("debug"):
+                raise
+            raise _UserError(str(exc), exc.exit_code) from None
+        except KeyboardInterrupt:
+            if ctx.obj and ctx.obj.get("debug"):
+                raise
+            click.echo("Interrupted; finished cells are kept and a rerun resumes.", err=True)
+            ctx.exit(130)
+
+
+def _setup_logging(verbose: int) -> None:
+    level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger("mlx")
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+
+
+@click.group(cls=MlxGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(mlx.__version__, prog_name="mlx")
+@click.option("--debug", is_flag=True, help="Show full tracebacks instead of one-line errors.")
+@click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
+@click.pass_context
+def cli(ctx, debug, verbose):
+    """mlx: reproducible multi-label and vector-valued learning experiments.
+
+    Typical use: `mlx validate configs/bibtex.yaml`, then `mlx run configs/bibtex.yaml`.
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+    _setup_logging(2 if debug else verbose)
+
+
+# ----------------------------------------------------------------------------- run / validate
+@cli.command()
+@click.argument("config", type=click.Path(dir_okay=False))
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Worker processes (default: runner.jobs, else the number of CPU cores).")
+@click.option("--force", is_flag=True, help="Recompute cells that already finished.")
+@click.option("-o", "--output", type=click.Path(file_okay=False), default=None,
+              help="Output directory (default: the config's 'output', else results/<name>).")
+@click.option("--only", default=None, metavar="METHOD",
+              help="Run only the cells of this method name or label.")
+@click.option("-q", "--quiet", is_flag=True, help="No per-cell lines or progress bar.")
+def run(config, jobs, force, output, only, quiet):
+    """Run every cell of CONFIG and write results under results/<name>/.
+
+    Finished cells are cached: a killed run resumes where it stopped.
+    """
+    from mlx.config import load_config
+    from mlx.runner.run import run_experiment
+
+    cfg = load_config(config)
+    summary = run_experiment(cfg, jobs=jobs, force=force, output=output, only=only,
+                             quiet=quiet, progress=not quiet and sys.stderr.isatty())
+    click.echo(summary.table_md)
+    counts = ", ".join(f"{n} {s}" for s, n in sorted(summary.counts.items()))
+    click.echo(f"{summary.n_cells} cells ({counts}); results in {summary.output}/", err=True)
+    if summary.errors:
+        cell, rec = summary.errors[0]
+        raise MlxError(f"{len(summary.errors)} cell(s) failed; first: {cell.describe()}: "
+                       f"{rec['message']}")
+
+
+@cli.command()
+@click.argument("configs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+def validate(configs):
+    """Check CONFIGS (keys, types, ranges, names, parameters) and count their cells."""
+    from mlx.config import load_config
+    from mlx.data.catalog import find_files
+    from mlx.runner.sweep import expand
+
+    for path in configs:
+        cfg = load_config(path)
+        cells = expand(cfg)
+        note = ""
+        missing = find_files(cfg.dataset)
+        if missing:
+            note = f"; data not found yet: {', '.join(missing)} (run 'mlx datasets fetch " \
+                   f"{cfg.dataset.name}' or set MLX_DATA_PATH)"
+        click.echo(f"{path}: ok, {len(cells)} cells{note}")
+
+
+@cli.command()
+@click.argument("results", type=click.Path())
+@click.option("--split", default=None, help="Which split's table (default: all).")
+def table(results, split):
+    """Re-render the wide tables of a results directory (or results.csv)."""
+    from pathlib import Path
+
+    from mlx.runner.results import read_results, render_tables
+
+    frame = read_results(results)
+    if split:
+        frame = frame[frame["split"].isin([split]) | (frame["status"] != "ok")]
+    out = Path(results) if Path(results).is_dir() else Path(results).parent
+    title = str(frame["experiment"].iloc[0]) if len(frame) else ""
+    click.echo(render_tables(frame, out, title=title))
+
+
+# ----------------------------------------------------------------------------- listings
+@cli.command("methods")
+def methods_cmd():
+    """List the available methods and their parameters."""
+    from mlx.methods import METHODS
+
+    for name in METHODS.names():
+        cls = METHODS.get(name)
+        doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+        params = ", ".join(p for p in cls._param_names() if p != "random_state")
+        click.echo(f"{name:10s} {doc}")
+        click.echo(f"{'':10s} parameters: {params}")
+
+
+@cli.command("metrics")
+def metrics_cmd():
+    """List the metric names a config may use."""
+    from mlx.metrics import metric_names
+
+    for name in metric_names():
+        click.echo(name)
+
+
+@cli.group(cls=MlxGroup)
+def datasets():
+    """List, describe, fetch and convert benchmark datasets."""
+
+
+@datasets.command("list")
+def datasets_list():
+    """List the registered datasets and whether their files are present."""
+    from mlx.data.catalog import dataset_info, find_files, list_datasets, resolve_dataset
+
+    for name in list_datasets():
+        entry = dataset_info(name)
+        missing = find_files(resolve_dataset(name, source=None))
+        state = "present" if not missing else "not present (mlx datasets fetch " + name + ")"
+        click.echo(f"{name:14s} {entry.get('task', ''):11s} {entry.get('format', ''):18s} {state}")
+
+
+@datasets.command("info")
+@click.argument("name")
+def datasets_info(name):
+    """Statistics of dataset NAME (n, d, L, average features and labels per row)."""
+    from mlx.data.catalog import dataset_info, load_split, resolve_dataset
+
+    entry = dataset_info(name)
+    split = load_split(resolve_dataset(name, source=None))
+    click.echo(f"{name}: {entry.get('description', '')}".rstrip())
+    click.echo(f"{'split':6s} {'n':>8s} {'d':>8s} {'L':>6s} {'avg feats':>10s} {'avg labels':>10s}")
+    for part, ds in (("train", split.train), ("test", split.test)):
+        s = ds.stats()
+        click.echo(f"{part:6s} {s['n']:8d} {s['d']:8d} {s['L']:6d} "
+                   f"{s['avg_features']:10.2f} {s['avg_labels']:10.3f}")
+    src = entry.get("source") or {}
+    if src:
+        click.echo(f"source: {src.get('repository', '')} @ {src.get('commit', '')}; "
+                   f"licence: {entry.get('licence', 'not stated')}")
+
+
+@datasets.command("fetch")
+@click.argument("names", nargs=-1, required=True)
+@click.option("--dest", type=click.Path(file_okay=False), default=None,
+              help="Directory to store the files (default: the user data directory).")
+def datasets_fetch(names, dest):
+    """Download registered datasets, verifying their checksums."""
+    from mlx.data.fetch import fetch
+
+    for name in names:
+        paths = fetch(name, dest_dir=dest)
+        for p in paths:
+            click.echo(f"{name}: {p}")
+
+
+@datasets.command("convert")
+@click.argument("name")
+@click.option("--to", "fmt", type=click.Choice(["xc", "libsvm"]), required=True,
+              help="Target format: Extreme Classification Repository or LIBSVM multi-label.")
+@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False), required=True,
+              help="Directory for <name>-train.* and <name>-test.*.")
+def datasets_convert(name, fmt, out_dir):
+    """Write dataset NAME's train and test files in another format."""
+    from pathlib import Path
+
+    from mlx.data.catalog import load_split, resolve_dataset
+    from mlx.data.convert import write_libsvm, write_xc
+
+    split = load_split(resolve_dataset(name, source=None))
+    writer, ext = (write_xc, "txt") if fmt == "xc" else (write_libsvm, "svm")
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    for part, ds in (("train", split.train), ("test", split.test)):
+        path = Path(out_dir) / f"{name}-{part}.{ext}"
+        writer(ds, path)
+        click.echo(str(path))
+
+
+def main(argv=None):
+    """Console-script entry point."""
+    cli.main(args=argv, prog_name="mlx", obj={})
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

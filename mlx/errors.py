@@ -1,0 +1,97 @@
+"""The exception hierarchy of mlx.
+
+Library code raises these; only :mod:`mlx.cli` turns them into one-line
+``Error: ...`` messages and exit codes (2 for bad usage or configuration, 1 for a
+failed run).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+__all__ = [
+    "MlxError",
+    "ConfigError",
+    "UnknownNameError",
+    "DataFormatError",
+    "DataNotFoundError",
+    "DivergenceError",
+    "NotFittedError",
+    "suggest",
+]
+
+
+def suggest(name: str, candidates: Iterable[str]) -> str | None:
+    """Return the closest candidate to ``name`` (difflib), or None."""
+    match = difflib.get_close_matches(str(name), list(candidates), n=1, cutoff=0.6)
+    return match[0] if match else None
+
+
+class MlxError(Exception):
+    """Base class of every error mlx reports to users.
+
+    ``exit_code`` is what the command line exits with: 2 for bad usage or
+    configuration, 1 for a run that failed.
+    """
+
+    exit_code = 1
+
+
+class ConfigError(MlxError):
+    """A configuration value is wrong; names the file and the dotted key path."""
+
+    exit_code = 2
+
+    def __init__(self, source: str | None, key_path: str | None, message: str):
+        self.source = source
+        self.key_path = key_path
+        self.message = message
+        where = ": ".join(p for p in (source, key_path) if p)
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+class UnknownNameError(ConfigError):
+    """An unknown method, metric, dataset or other registered name."""
+
+    def __init__(self, kind: str, name: str, available: Iterable[str], *,
+                 source: str | None = None, key_path: str | None = None):
+        available = sorted(available)
+        self.kind = kind
+        self.name = name
+        self.available = available
+        hint = suggest(name, available)
+        msg = f"unknown {kind} {name!r}."
+        if hint:
+            msg += f" Did you mean {hint!r}?"
+        msg += f" Available {kind}s: {', '.join(available)}"
+        super().__init__(source, key_path, msg)
+
+
+class DataFormatError(MlxError):
+    """A data file is malformed; names the file and, where known, the line."""
+
+    exit_code = 1
+
+    def __init__(self, path, line_no: int | None, message: str):
+        self.path = str(path)
+        self.line_no = line_no
+        self.message = message
+        where = self.path if line_no is None else f"{self.path}:{line_no}"
+        super().__init__(f"{where}: {message}")
+
+
+class DataNotFoundError(MlxError):
+    """A dataset file is not on the search path; the message says how to get it."""
+
+    exit_code = 1
+
+
+class DivergenceError(MlxError):
+    """A fit produced non-finite parameters; the message carries advice."""
+
+    exit_code = 1
+
+
+class NotFittedError(MlxError, AttributeError):
+    """A method was used before ``fit``."""

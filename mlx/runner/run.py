@@ -1,0 +1,117 @@
+"""Run a whole experiment: expand, reuse finished cells, execute the rest, write results."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from tqdm import tqdm
+
+from mlx.config import Config
+from mlx.runner.execute import run_cells
+from mlx.runner.results import (CellStore, atomic_write, records_to_frame, render_tables,
+                                system_info, write_manifest, write_results)
+from mlx.runner.sweep import canonical_json, expand
+
+__all__ = ["RunSummary", "run_experiment", "default_jobs"]
+
+log = logging.getLogger(__name__)
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass
+class RunSummary:
+    output: Path
+    n_cells: int
+    n_reused: int
+    counts: dict
+    table_md: str
+    errors: list
+
+
+def _echo(msg: str, quiet: bool) -> None:
+    if not quiet:
+        tqdm.write(msg)
+
+
+def run_experiment(config: Config, *, jobs: int | None = None, force: bool = False,
+                   output: str | None = None, only: str | None = None,
+                   quiet: bool = False, progress: bool = True) -> RunSummary:
+    """Run every cell of ``config`` not already finished under its output directory."""
+    out = Path(output or config.output)
+    cells = expand(config)
+    if only:
+        cells = [c for c in cells if only in (c.method, c.label)]
+    jobs = jobs or config.jobs or default_jobs()
+    jobs = max(1, min(jobs, len(cells) or 1))
+    store = CellStore(out)
+    started = time.time()
+
+    records, todo = {}, []
+    for cell in cells:
+        rec = None if force else store.get(cell.cell_id())
+        if rec is not None:
+            records[cell.cell_id()] = rec
+        else:
+            todo.append(cell)
+    n_reused = len(records)
+    if n_reused:
+        _echo(f"{n_reused} of {len(cells)} cells already finished in {out}/cells; "
+              f"running {len(todo)} (use --force to recompute)", quiet)
+
+    # Heavy cells first keeps the pool busy to the end (rank and label count grow cost).
+    todo.sort(key=lambda c: (-(c.rank_ratio or 0.0), c.order))
+
+    bar = tqdm(total=len(todo), desc=config.name, unit="cell",
+               disable=not progress or not todo, leave=False)
+    errors = []
+
+    def on_done(cell, record):
+        records[cell.cell_id()] = record
+        if record["status"] in CellStore.REUSABLE:
+            store.put(record)
+        status = record["status"]
+        if status == "ok":
+            line = f"{cell.describe()} done {record['fit_seconds']:.2f}s"
+        else:
+            line = f"{cell.describe()} {status}: {record['message']}"
+            if status == "error":
+                errors.append((cell, record))
+                if record.get("traceback"):
+                    log.debug("cell %s failed:\n%s", cell.cell_id(), record["traceback"])
+        _echo(line, quiet)
+        bar.update(1)
+
+    blas = 1 if jobs > 1 else "default"
+    try:
+        run_cells(todo, jobs=jobs, on_done=on_done, blas_threads=1)
+    finally:
+        bar.close()
+
+    run_id = time.strftime("%Y%m%d-%H%M%S", time.gmtime(started)) + "-" + \
+        hashlib.sha256(canonical_json(config.resolved()).encode()).hexdigest()[:8]
+    done_cells = [c for c in cells if c.cell_id() in records]
+    frame = records_to_frame(done_cells, records, run_id)
+    write_results(frame, out)
+    atomic_write(out / "config.resolved.yaml",
+                 yaml.safe_dump(config.resolved(), sort_keys=False, default_flow_style=None))
+    info = system_info(jobs, blas)
+    info.update(config_source=config.source, run_id=run_id, n_cells=len(cells),
+                n_reused=n_reused, started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+                finished=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    write_manifest(out, info)
+    md = render_tables(frame, out, title=config.name)
+    counts = frame.drop_duplicates("cell_id")["status"].value_counts().to_dict()
+    return RunSummary(output=out, n_cells=len(cells), n_reused=n_reused, counts=counts,
+                      table_md=md, errors=errors)

@@ -1,0 +1,121 @@
+"""Config -> cells: the cartesian product of the sweep axes, with canonical ids.
+
+A :class:`Cell` holds everything needed to run it (it is plain, picklable data),
+so cells can run in local worker processes today and on a cluster scheduler
+(e.g. Dask's ``client.map(run_cell, cells)``) without change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from mlx.config import Config
+from mlx.methods import METHODS
+
+__all__ = ["Cell", "expand", "canonical_json"]
+
+CELL_SCHEMA = 1
+
+
+def canonical_json(obj) -> str:
+    """Sorted-key, compact JSON; floats as repr (the same value gives the same text)."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One unit of work: one method setting on one sweep point."""
+
+    experiment: str
+    seed: int
+    dataset: Any                  # DatasetSpec (frozen dataclass)
+    preprocess: tuple             # canonical steps (JSON text) applied to X
+    method: str
+    label: str
+    params: str                   # canonical JSON of the fixed + grid parameters
+    grid_point: str               # canonical JSON of the grid parameters alone (for display)
+    select: str                   # canonical JSON of {param: candidates} chosen on validation
+    threshold: float | None       # Hamming/F1 threshold override
+    rank_ratio: float | None      # None when the method takes no rank
+    observed_ratio: float
+    repetition: int
+    metrics: tuple
+    auc_degenerate: str
+    batch_size: int | None
+    eval_splits: tuple
+    selection_metric: str
+    validation_fraction: float
+    order: int = 0                # position in the config's expansion (not part of the id)
+
+    def model_key(self) -> str:
+        """What determines the fitted model (and so the method's seed)."""
+        return canonical_json({
+            "schema": CELL_SCHEMA, "seed": self.seed, "dataset": self.dataset.key(),
+            "preprocess": self.preprocess, "method": self.method, "params": self.params,
+            "select": self.select, "rank_ratio": self.rank_ratio,
+            "observed_ratio": self.observed_ratio, "repetition": self.repetition,
+            "selection_metric": self.selection_metric if self.select != "{}" else None,
+            "validation_fraction": self.validation_fraction if self.select != "{}" else None,
+        })
+
+    def key(self) -> str:
+        """Everything that determines the cell's result rows."""
+        return canonical_json({
+            "model": self.model_key(), "label": self.label, "threshold": self.threshold,
+            "metrics": list(self.metrics), "auc_degenerate": self.auc_degenerate,
+            "eval_splits": list(self.eval_splits),
+        })
+
+    def cell_id(self) -> str:
+        return hashlib.sha256(self.key().encode()).hexdigest()[:12]
+
+    def describe(self) -> str:
+        parts = []
+        if self.rank_ratio is not None:
+            parts.append(f"k/L={self.rank_ratio:g}")
+        if self.observed_ratio < 1:
+            parts.append(f"obs={self.observed_ratio:g}")
+        parts += [f"{k}={v}" for k, v in json.loads(self.grid_point).items()]
+        parts.append(f"rep={self.repetition}")
+        return f"{self.label}[{','.join(parts)}]"
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["dataset"] = self.dataset.name
+        return d
+
+
+def expand(config: Config) -> list[Cell]:
+    """All cells of a config, in a stable order (methods, grid, rank, observed, repetition)."""
+    preprocess_default = tuple(canonical_json(s) for s in config.preprocess)
+    cells = []
+    for spec in config.methods:
+        cls = METHODS.get(spec.name)
+        ranks = config.rank_ratio if cls.uses_rank else (None,)
+        grid_keys = sorted(spec.grid)
+        grid_points = list(itertools.product(*(spec.grid[k] for k in grid_keys))) or [()]
+        prep = (tuple(canonical_json(s) for s in spec.preprocess)
+                if spec.preprocess is not None else preprocess_default)
+        for point in grid_points:
+            params = {**spec.params, **dict(zip(grid_keys, point))}
+            for rank_ratio in ranks:
+                for obs in config.observed_ratio:
+                    for rep in range(config.repetitions):
+                        cells.append(Cell(
+                            experiment=config.name, seed=config.seed, dataset=config.dataset,
+                            preprocess=prep, method=spec.name, label=spec.label,
+                            params=canonical_json(params),
+                            grid_point=canonical_json(dict(zip(grid_keys, point))),
+                            select=canonical_json(spec.select),
+                            threshold=spec.threshold, rank_ratio=rank_ratio,
+                            observed_ratio=obs, repetition=rep, metrics=config.metrics,
+                            auc_degenerate=config.auc_degenerate, batch_size=config.batch_size,
+                            eval_splits=config.eval_splits,
+                            selection_metric=config.selection_metric,
+                            validation_fraction=config.validation_fraction,
+                            order=len(cells)))
+    return cells

@@ -1,0 +1,20 @@
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory, monkeypatch):
+    """Each test session gets its own user cache, so tests never touch ~/.cache/mlx."""
+    home = tmp_path_factory.getbasetemp() / "mlx-home"
+    monkeypatch.setenv("MLX_HOME", str(home))
+
+
+def data_available(*relpaths: str) -> bool:
+    for d in os.environ.get("MLX_DATA_PATH", "").split(os.pathsep):
+        if d and all((Path(d) / p).exists() for p in relpaths):
+            return True
+    return False
