@@ -28,9 +28,6 @@ log = logging.getLogger(__name__)
 BLAS_ENV_VARS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS",
                  "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
 
-# Metrics where a smaller value is better (for hyper-parameter selection).
-LOWER_IS_BETTER = ("hamming", "error", "mse", "rmse", "mae")
-
 _DATA_MEMO: dict = {}
 
 
@@ -128,7 +125,9 @@ def _select(cell, split, Y_obs, mask, fixed: dict, method_seed: int):
     train_rows, val_rows = _validation_rows(cell, split.train.n_samples)
     Y_fit, Y_val = Y_obs[train_rows], Y_obs[val_rows]
     obs_fit = mask[train_rows] if mask is not None else None
-    better = min if cell.selection_metric in LOWER_IS_BETTER else max
+    from mlx.metrics import parse_metric
+
+    better = max if parse_metric(cell.selection_metric).higher_is_better else min
     trials = []
     for values in itertools.product(*(select[k] for k in keys)):
         cand = dict(zip(keys, values))
