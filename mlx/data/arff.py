@@ -1,0 +1,568 @@
+"""ARFF readers: Mulan multi-label files and plain Weka regression files.
+
+Mulan multi-label ARFF
+----------------------
+A Weka ARFF file whose **last L attributes are the labels** (nominal ``{0,1}``); the other
+attributes are the features. L comes from the caller (the dataset registry or the config's
+``n_labels``) or from the Mulan XML label list. Label names are taken from the ARFF attribute
+names, in ARFF order; the XML, when given, is only checked to name the same set of labels
+(yeast's XML lists them in a different order).
+
+Both row styles are read:
+
+* sparse, ``{index value, index value, ...}`` with 0-based attribute indices, strictly
+  increasing within a row (bibtex, delicious, corel5k);
+* dense, one comma-separated value per attribute (scene, yeast).
+
+A file must use one style for all its rows. Feature values must be numbers (a nominal feature
+whose values are numbers, such as ``{0,1}``, is read as that number). Label values must be 0
+or 1.
+
+Weka regression ARFF
+--------------------
+Dense rows; the **last attribute is the target** and must be numeric. Nominal feature
+attributes are encoded, by default, as the codes ``1..k`` of their values in declaration order
+(one column per attribute, so abalone keeps its 8 features: ``{M, F, I}`` -> 1, 2, 3);
+``nominal="onehot"`` gives one 0/1 column per value instead. A single trailing comma at the
+end of a row is ignored (the Delve bank files have one).
+
+Common rules
+------------
+``%`` comments and blank lines are skipped anywhere; ``@relation``, ``@attribute`` and
+``@data`` are case-insensitive; attribute names and nominal values may be quoted with ``'`` or
+``"`` (backslash escapes). Missing values (``?``) are **not** supported: they raise
+:class:`~mlx.errors.DataFormatError` naming the file, line and attribute (remove or impute
+those rows first). Files may be gzip-compressed. ``string``, ``date`` and ``relational``
+attributes are rejected.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from mlx.data.dataset import Dataset, canonical_csr
+from mlx.data.libsvm import _first_failure, _log_empty, _s, reading
+from mlx.errors import DataFormatError
+
+__all__ = [
+    "Attribute",
+    "ArffHeader",
+    "read_arff_header",
+    "read_mulan_arff",
+    "read_mulan_files",
+    "read_mulan_xml",
+    "read_arff_regression",
+    "read_regression_files",
+]
+
+_NUMERIC = ("numeric", "real", "integer")
+# Every byte except b" " and b","; deleting them from a sparse row leaves its separators.
+_NOT_SEP = bytes(i for i in range(256) if i not in b" ,")
+
+
+@dataclass(frozen=True)
+class Attribute:
+    """One ``@attribute`` declaration: ``kind`` is numeric, nominal, string, date or
+    relational; ``values`` lists a nominal attribute's values."""
+
+    name: str
+    kind: str
+    values: tuple = ()
+
+    def describe(self) -> str:
+        if self.kind == "nominal":
+            return f"'{self.name}' {{{', '.join(self.values)}}}"
+        return f"'{self.name}' {self.kind}"
+
+
+@dataclass(frozen=True)
+class ArffHeader:
+    relation: str
+    attributes: tuple
+    data_line: int  # line number of the @data line
+
+
+# ----------------------------------------------------------------------------- header
+def _scan_quoted(text: str, path, line_no) -> tuple[str, str]:
+    """``'a b' rest`` -> ``("a b", " rest")``; backslash escapes the next character."""
+    quote, buf, i = text[0], [], 1
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and i + 1 < len(text):
+            buf.append(text[i + 1])
+            i += 2
+            continue
+        if c == quote:
+            return "".join(buf), text[i + 1:]
+        buf.append(c)
+        i += 1
+    raise DataFormatError(path, line_no, f"unterminated {quote} quote in {text.strip()} "
+                                         "(a quoted name or value must end with the same "
+                                         "quote)")
+
+
+def _split_name(text: str, path, line_no) -> tuple[str, str]:
+    text = text.strip()
+    if text[:1] in ("'", '"'):
+        return _scan_quoted(text, path, line_no)
+    parts = text.split(None, 1)
+    return parts[0], (parts[1] if len(parts) > 1 else "")
+
+
+def _split_values(text: str, path, line_no) -> list[str]:
+    """Split a comma-separated list whose items may be quoted; items are unquoted."""
+    out, rest = [], text.strip()
+    while True:
+        rest = rest.lstrip()
+        if rest[:1] in ("'", '"'):
+            item, rest = _scan_quoted(rest, path, line_no)
+            rest = rest.lstrip()
+        else:
+            item, comma, after = rest.partition(",")
+            item = item.strip()
+            rest = comma + after
+        out.append(item)
+        if not rest:
+            return out
+        if rest[0] != ",":
+            raise DataFormatError(path, line_no, f"malformed value list '{text.strip()}' "
+                                                 "(expected comma-separated values)")
+        rest = rest[1:]
+
+
+def _parse_attribute(text: str, path, line_no) -> Attribute:
+    body = text.strip()[len("@attribute"):]
+    if not body.strip():
+        raise DataFormatError(path, line_no, "attribute declaration without a name "
+                                             "(expected '@attribute <name> <type>')")
+    name, rest = _split_name(body, path, line_no)
+    type_ = rest.strip()
+    low = type_.lower()
+    if low in _NUMERIC:
+        return Attribute(name, "numeric")
+    if type_.startswith("{"):
+        if not type_.endswith("}"):
+            raise DataFormatError(path, line_no, f"malformed nominal type '{type_}' of "
+                                                 f"attribute '{name}' (expected {{v1,v2,...}})")
+        return Attribute(name, "nominal", tuple(_split_values(type_[1:-1], path, line_no)))
+    for kind in ("string", "date", "relational"):
+        if low.startswith(kind):
+            return Attribute(name, kind)
+    raise DataFormatError(path, line_no, f"unknown type '{type_}' of attribute '{name}' "
+                                         "(expected numeric, real, integer, string, date or "
+                                         "{v1,v2,...})")
+
+
+def _read_header(lines: Iterator, path) -> ArffHeader:
+    relation, attributes = "", []
+    for line_no, raw in lines:
+        s = raw.strip()
+        if not s or s[:1] == b"%":
+            continue
+        text = s.decode("utf-8", "replace")
+        keyword = text.split(None, 1)[0].lower()
+        if keyword == "@relation":
+            relation = _split_name(text[len("@relation"):], path, line_no)[0] \
+                if text[len("@relation"):].strip() else ""
+        elif keyword == "@attribute":
+            attributes.append(_parse_attribute(text, path, line_no))
+        elif keyword == "@data":
+            if not attributes:
+                raise DataFormatError(path, line_no, "@data before any @attribute (an ARFF "
+                                                     "file declares its attributes first)")
+            return ArffHeader(relation, tuple(attributes), line_no)
+        else:
+            raise DataFormatError(path, line_no, f"unexpected line '{text[:60]}' in the header "
+                                                 "(expected @relation, @attribute, @data or a "
+                                                 "% comment)")
+    raise DataFormatError(path, None, "no @data line (an ARFF file needs @attribute "
+                                      "declarations followed by @data and the rows)")
+
+
+def read_arff_header(path) -> ArffHeader:
+    """The relation name and attribute declarations of an ARFF file."""
+    with reading(path) as fh:
+        return _read_header(enumerate(fh, 1), path)
+
+
+# ----------------------------------------------------------------------------- rows
+@dataclass
+class _Rows:
+    sparse: bool
+    tokens: list  # sparse: alternating index/value tokens; dense: n * m value tokens
+    counts: list  # sparse: entries per row
+    lines: list   # line number of each row
+
+
+def _split_dense(s: bytes, m: int, path, line_no) -> list:
+    if b"'" in s or b'"' in s:
+        toks = [v.encode() for v in _split_values(s.decode("utf-8", "replace"), path, line_no)]
+    else:
+        toks = s.split(b",")
+    if len(toks) == m + 1 and not toks[-1].strip():
+        toks.pop()  # one trailing comma
+    if len(toks) != m:
+        raise DataFormatError(path, line_no, f"row has {len(toks)} values but the header "
+                                             f"declares {m} attributes (one comma-separated "
+                                             "value per attribute)")
+    return toks
+
+
+def _split_sparse(s: bytes, path, line_no) -> list:
+    if not s.endswith(b"}"):
+        raise DataFormatError(path, line_no, "malformed sparse row (expected "
+                                             "'{<index> <value>, ...}' ending with '}')")
+    body = s[1:-1].strip()
+    if not body:
+        return []
+    sep = body.translate(None, _NOT_SEP)
+    k = (len(sep) + 1) // 2
+    if sep == b" ," * (k - 1) + b" ":
+        parts = body.replace(b",", b" ").split()
+        if len(parts) == 2 * k:
+            return parts
+    parts = []
+    for piece in body.split(b","):
+        pair = piece.split()
+        if len(pair) != 2:
+            raise DataFormatError(path, line_no, f"malformed sparse entry '{_s(piece.strip())}' "
+                                                 "(expected '<index> <value>' with a 0-based "
+                                                 "attribute index)")
+        parts += pair
+    return parts
+
+
+def _read_rows(lines: Iterator, m: int, path) -> _Rows:
+    tokens, counts, row_lines = [], [], []
+    style = None
+    for line_no, raw in lines:
+        s = raw.strip()
+        if not s or s[:1] == b"%":
+            continue
+        sparse = s[:1] == b"{"
+        if style is None:
+            style = sparse
+        elif sparse != style:
+            kinds = ("sparse", "dense") if sparse else ("dense", "sparse")
+            raise DataFormatError(path, line_no, f"{kinds[0]} row after {kinds[1]} rows "
+                                                 "(every row of a file must use the same style)")
+        if sparse:
+            parts = _split_sparse(s, path, line_no)
+            counts.append(len(parts) >> 1)
+        else:
+            parts = _split_dense(s, m, path, line_no)
+        tokens += parts
+        row_lines.append(line_no)
+    return _Rows(bool(style), tokens, counts, row_lines)
+
+
+def _value_error(path, line_no, attr: Attribute, tok: bytes) -> DataFormatError:
+    text = _s(tok.strip())
+    if text == "?":
+        return DataFormatError(path, line_no, f"missing value '?' for attribute '{attr.name}' "
+                                              "(missing values are not supported; remove or "
+                                              "impute the rows that have them)")
+    return DataFormatError(path, line_no, f"malformed value '{text}' for attribute "
+                                          f"'{attr.name}' (expected a number)")
+
+
+def _check_finite(values, path, lines, attrs, cols, toks, row_of) -> None:
+    bad = np.flatnonzero(~np.isfinite(values))
+    if bad.size:
+        j = int(bad[0])
+        raise DataFormatError(path, lines[row_of(j)], f"non-finite value '{_s(toks[j].strip())}' "
+                                                      f"for attribute '{attrs[cols[j]].name}' "
+                                                      "(values must be finite numbers)")
+
+
+def _numeric_matrix(rows: _Rows, header: ArffHeader, path):
+    """All values as floats: (indptr, cols, values) in CSR layout, rows in file order."""
+    attrs, m = header.attributes, len(header.attributes)
+    if rows.sparse:
+        idx_tok, val_tok = rows.tokens[0::2], rows.tokens[1::2]
+        indptr = np.zeros(len(rows.counts) + 1, dtype=np.int64)
+        np.cumsum(rows.counts, out=indptr[1:])
+
+        def row_of(j):
+            return int(np.searchsorted(indptr, j, side="right") - 1)
+
+        try:
+            cols = np.fromiter(map(int, idx_tok), dtype=np.int64, count=len(idx_tok))
+        except ValueError:
+            j = _first_failure(idx_tok, int)
+            raise DataFormatError(path, rows.lines[row_of(j)],
+                                  f"malformed sparse entry '{_s(idx_tok[j])} {_s(val_tok[j])}' "
+                                  "(expected '<index> <value>' with a 0-based attribute "
+                                  "index)") from None
+        bad = np.flatnonzero((cols < 0) | (cols >= m))
+        if bad.size:
+            j = int(bad[0])
+            raise DataFormatError(path, rows.lines[row_of(j)],
+                                  f"attribute index {cols[j]} out of range (the header declares "
+                                  f"{m} attributes, indexed from 0)")
+        nnz = cols.size
+        if nnz > 1:
+            same_row = np.ones(nnz - 1, dtype=bool)
+            starts = indptr[1:-1]
+            starts = starts[(starts > 0) & (starts < nnz)]
+            same_row[starts - 1] = False
+            bad = np.flatnonzero(same_row & (cols[1:] <= cols[:-1]))
+            if bad.size:
+                j = int(bad[0])
+                raise DataFormatError(path, rows.lines[row_of(j + 1)],
+                                      f"attribute index {cols[j + 1]} follows {cols[j]}; indices "
+                                      "must be strictly increasing within a sparse row")
+        try:
+            values = np.fromiter(map(float, val_tok), dtype=np.float64, count=nnz)
+        except ValueError:
+            j = _first_failure(val_tok, float)
+            raise _value_error(path, rows.lines[row_of(j)], attrs[cols[j]], val_tok[j]) from None
+        _check_finite(values, path, rows.lines, attrs, cols, val_tok, row_of)
+        return indptr, cols, values
+
+    n = len(rows.lines)
+    toks = rows.tokens
+    try:
+        values = np.fromiter(map(float, toks), dtype=np.float64, count=len(toks))
+    except ValueError:
+        j = _first_failure(toks, float)
+        raise _value_error(path, rows.lines[j // m], attrs[j % m], toks[j]) from None
+    cols = np.tile(np.arange(m, dtype=np.int64), n)
+    _check_finite(values, path, rows.lines, attrs, cols, toks, lambda j: j // m)
+    indptr = np.arange(0, n * m + 1, m, dtype=np.int64)
+    return indptr, cols, values
+
+
+# ----------------------------------------------------------------------------- Mulan
+def read_mulan_xml(path) -> list[str]:
+    """Label names listed in a Mulan XML file (``<label name="...">``, any nesting)."""
+    try:
+        with reading(path) as fh:
+            root = ET.parse(fh).getroot()
+    except ET.ParseError as exc:
+        line = exc.position[0] if getattr(exc, "position", None) else None
+        raise DataFormatError(path, line, f"invalid XML ({exc}); expected a Mulan label list "
+                                          "<labels><label name=\"...\"/>...</labels>") from None
+    names = []
+    for el in root.iter():
+        if el.tag.rsplit("}", 1)[-1] == "label":
+            name = el.get("name")
+            if name is None:
+                raise DataFormatError(path, None, "a <label> element has no 'name' attribute "
+                                                  "(expected <label name=\"...\">)")
+            names.append(name)
+    if not names:
+        raise DataFormatError(path, None, "no <label name=\"...\"> elements (expected a Mulan "
+                                          "label list)")
+    return names
+
+
+def _resolve_n_labels(header: ArffHeader, path, n_labels, xml) -> int:
+    m = len(header.attributes)
+    if n_labels is None and xml is None:
+        raise ValueError("give n_labels or xml: Mulan ARFF files do not say which attributes "
+                         "are labels")
+    L = n_labels
+    if xml is not None:
+        xml_names = read_mulan_xml(xml)
+        if L is None:
+            L = len(xml_names)
+        elif len(xml_names) != L:
+            raise DataFormatError(xml, None, f"lists {len(xml_names)} labels but n_labels={L}; "
+                                             "they must agree")
+    if not 1 <= L < m:
+        raise DataFormatError(path, None, f"n_labels={L} does not fit the {m} declared attributes "
+                                          f"(labels are the last L attributes; need 1 <= L < {m})")
+    if xml is not None:
+        last = {a.name for a in header.attributes[m - L:]}
+        for name in xml_names:
+            if name not in last:
+                raise DataFormatError(xml, None, f"label '{name}' is not among the last {L} "
+                                                 f"attributes of {path} (Mulan labels must be "
+                                                 "the last attributes)")
+    return L
+
+
+def _mulan_dataset(path, header: ArffHeader, rows: _Rows, L: int, name: str) -> Dataset:
+    attrs = header.attributes
+    for a in attrs:
+        if a.kind not in ("numeric", "nominal"):
+            raise DataFormatError(path, None, f"attribute {a.describe()} is not supported "
+                                              "(multi-label ARFF attributes must be numeric or "
+                                              "nominal with numeric values)")
+    m = len(attrs)
+    d = m - L
+    indptr, cols, values = _numeric_matrix(rows, header, path)
+    n = len(rows.lines)
+    is_label = cols >= d
+    bad = np.flatnonzero(is_label & (values != 0.0) & (values != 1.0))
+    if bad.size:
+        j = int(bad[0])
+        row = int(np.searchsorted(indptr, j, side="right") - 1)
+        raise DataFormatError(path, rows.lines[row], f"label attribute '{attrs[cols[j]].name}' has "
+                                                     f"value {values[j]:g} (expected 0 or 1)")
+    row_ids = np.repeat(np.arange(n), np.diff(indptr))
+    counts_x = np.bincount(row_ids[~is_label], minlength=n)
+    counts_y = np.bincount(row_ids[is_label], minlength=n)
+    X_indptr = np.concatenate([[0], np.cumsum(counts_x)])
+    Y_indptr = np.concatenate([[0], np.cumsum(counts_y)])
+    X = sp.csr_matrix((values[~is_label], cols[~is_label], X_indptr), shape=(n, d))
+    Y = sp.csr_matrix((values[is_label], cols[is_label] - d, Y_indptr), shape=(n, L))
+    Y = canonical_csr(Y)
+    _log_empty(n, int(np.sum(np.diff(Y.indptr) == 0)), path)
+    return Dataset(X=canonical_csr(X), Y=Y, name=name, task="multilabel",
+                   label_names=tuple(a.name for a in attrs[d:]))
+
+
+def _read(path):
+    with reading(path) as fh:
+        lines = enumerate(fh, 1)
+        header = _read_header(lines, path)
+        rows = _read_rows(lines, len(header.attributes), path)
+    return header, rows
+
+
+def _check_same_header(paths: Sequence, headers: Sequence[ArffHeader]) -> None:
+    first = headers[0].attributes
+    for p, h in zip(paths[1:], headers[1:]):
+        attrs = h.attributes
+        if len(attrs) != len(first):
+            raise DataFormatError(p, None, f"declares {len(attrs)} attributes but {paths[0]} "
+                                           f"declares {len(first)}; train and test files must "
+                                           "declare the same attributes")
+        for i, (a, b) in enumerate(zip(attrs, first)):
+            if a != b:
+                raise DataFormatError(p, None, f"attribute {i} is {a.describe()} but in "
+                                               f"{paths[0]} it is {b.describe()}; train and test "
+                                               "files must declare the same attributes")
+
+
+def read_mulan_files(paths: Sequence, *, n_labels: int | None = None, xml=None,
+                     name: str = "") -> list[Dataset]:
+    """Read Mulan ARFF files (e.g. train and test) that declare the same attributes.
+
+    Parameters
+    ----------
+    paths : sequence of path-like
+    n_labels : int, optional
+        L: the last L attributes are the labels. Required unless ``xml`` is given.
+    xml : path-like, optional
+        Mulan XML label list; gives L when ``n_labels`` is None and is checked to name the
+        last L attributes.
+    name : str
+
+    Returns
+    -------
+    list of Dataset, one per path: ``X`` (n, d) and ``Y`` (n, L), canonical float64 CSR,
+    ``label_names`` from the ARFF attribute names.
+    """
+    parsed = [_read(p) for p in paths]
+    headers = [h for h, _ in parsed]
+    _check_same_header(paths, headers)
+    L = _resolve_n_labels(headers[0], paths[0], n_labels, xml)
+    return [_mulan_dataset(p, h, r, L, name) for p, (h, r) in zip(paths, parsed)]
+
+
+def read_mulan_arff(path, *, n_labels: int | None = None, xml=None, name: str = "") -> Dataset:
+    """Read one Mulan multi-label ARFF file; see :func:`read_mulan_files`."""
+    return read_mulan_files([path], n_labels=n_labels, xml=xml, name=name)[0]
+
+
+# ----------------------------------------------------------------------------- regression
+def _regression_dataset(path, header: ArffHeader, rows: _Rows, nominal: str,
+                        name: str) -> Dataset:
+    attrs = header.attributes
+    m = len(attrs)
+    if m < 2:
+        raise DataFormatError(path, None, "a regression ARFF file needs at least one feature "
+                                          "and a target (the last attribute)")
+    for a in attrs:
+        if a.kind not in ("numeric", "nominal"):
+            raise DataFormatError(path, None, f"attribute {a.describe()} is not supported "
+                                              "(regression ARFF attributes must be numeric or "
+                                              "nominal)")
+    if attrs[-1].kind != "numeric":
+        raise DataFormatError(path, None, f"the target (last attribute) {attrs[-1].describe()} "
+                                          "is not numeric; a regression target must be numeric")
+    if rows.sparse:
+        raise DataFormatError(path, rows.lines[0] if rows.lines else None,
+                              "sparse rows are not supported in regression ARFF files "
+                              "(expected dense comma-separated rows)")
+    n = len(rows.lines)
+    toks = rows.tokens
+    columns = []
+    for c, a in enumerate(attrs):
+        col = toks[c::m]
+        if a.kind == "numeric":
+            try:
+                v = np.fromiter(map(float, col), dtype=np.float64, count=n)
+            except ValueError:
+                i = _first_failure(col, float)
+                raise _value_error(path, rows.lines[i], a, col[i]) from None
+            bad = np.flatnonzero(~np.isfinite(v))
+            if bad.size:
+                i = int(bad[0])
+                raise DataFormatError(path, rows.lines[i], f"non-finite value "
+                                                           f"'{_s(col[i].strip())}' for attribute "
+                                                           f"'{a.name}' (values must be finite)")
+            columns.append(v[:, None])
+            continue
+        code = {v: k for k, v in enumerate(a.values)}
+        codes = np.empty(n, dtype=np.int64)
+        for i, tok in enumerate(col):
+            key = _s(tok.strip())
+            if key[:1] in ("'", '"') and len(key) > 1 and key[-1] == key[0]:
+                key = key[1:-1]
+            k = code.get(key)
+            if k is None:
+                if key == "?":
+                    raise _value_error(path, rows.lines[i], a, tok)
+                raise DataFormatError(path, rows.lines[i], f"value '{key}' of attribute "
+                                                           f"'{a.name}' is not one of its "
+                                                           f"declared values "
+                                                           f"{{{', '.join(a.values)}}}")
+            codes[i] = k
+        if nominal == "onehot":
+            onehot = np.zeros((n, len(a.values)))
+            onehot[np.arange(n), codes] = 1.0
+            columns.append(onehot)
+        else:
+            columns.append((codes + 1.0)[:, None])
+    X = np.hstack(columns[:-1]) if n else np.zeros((0, sum(c.shape[1] for c in columns[:-1])))
+    y = columns[-1]
+    return Dataset(X=canonical_csr(X), Y=canonical_csr(y), name=name, task="regression",
+                   label_names=(attrs[-1].name,))
+
+
+def read_regression_files(paths: Sequence, *, nominal: str = "codes",
+                          name: str = "") -> list[Dataset]:
+    """Read Weka regression ARFF files that declare the same attributes.
+
+    Parameters
+    ----------
+    paths : sequence of path-like
+    nominal : {"codes", "onehot"}
+        Encoding of nominal features: their value's position ``1..k`` in the declaration, or
+        one 0/1 column per value.
+    name : str
+
+    Returns
+    -------
+    list of Dataset with ``task="regression"``: ``X`` (n, d) and ``Y`` the (n, 1) target
+    column stored as CSR (``Y.toarray()[:, 0]`` is the target; zeros are implicit).
+    """
+    if nominal not in ("codes", "onehot"):
+        raise ValueError(f"nominal must be 'codes' or 'onehot', got {nominal!r}")
+    parsed = [_read(p) for p in paths]
+    _check_same_header(paths, [h for h, _ in parsed])
+    return [_regression_dataset(p, h, r, nominal, name) for p, (h, r) in zip(paths, parsed)]
+
+
+def read_arff_regression(path, *, nominal: str = "codes", name: str = "") -> Dataset:
+    """Read one Weka regression ARFF file; see :func:`read_regression_files`."""
+    return read_regression_files([path], nominal=nominal, name=name)[0]
