@@ -34,6 +34,14 @@ class MlxGroup(click.Group):
             if ctx.obj and ctx.obj.get("debug"):
                 raise
             raise _UserError(str(exc), exc.exit_code) from None
+        except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as exc:  # a bug: still one line for users, the traceback with --debug
+            if ctx.obj and ctx.obj.get("debug"):
+                raise
+            first = (str(exc).splitlines() or [""])[0]
+            raise _UserError(f"internal error: {type(exc).__name__}: {first} "
+                             f"(run with --debug for the traceback)", 1) from None
         except KeyboardInterrupt:
             if ctx.obj and ctx.obj.get("debug"):
                 raise
@@ -172,17 +180,28 @@ def datasets_list():
         click.echo(f"{name:14s} {entry.get('task', ''):11s} {entry.get('format', ''):18s} {state}")
 
 
+def _parts(name):
+    """(part, Dataset) pairs of a registered dataset: train and test, or all for unsplit sets."""
+    from mlx.data.catalog import load_full, load_split, resolve_dataset
+
+    spec = resolve_dataset(name, source=None)
+    if spec.has_split:
+        split = load_split(spec)
+        return [("train", split.train), ("test", split.test)]
+    return [("all", load_full(spec))]
+
+
 @datasets.command("info")
 @click.argument("name")
 def datasets_info(name):
     """Statistics of dataset NAME (n, d, L, average features and labels per row)."""
-    from mlx.data.catalog import dataset_info, load_split, resolve_dataset
+    from mlx.data.catalog import dataset_info
 
     entry = dataset_info(name)
-    split = load_split(resolve_dataset(name, source=None))
+    parts = _parts(name)
     click.echo(f"{name}: {entry.get('description', '')}".rstrip())
     click.echo(f"{'split':6s} {'n':>8s} {'d':>8s} {'L':>6s} {'avg feats':>10s} {'avg labels':>10s}")
-    for part, ds in (("train", split.train), ("test", split.test)):
+    for part, ds in parts:
         s = ds.stats()
         click.echo(f"{part:6s} {s['n']:8d} {s['d']:8d} {s['L']:6d} "
                    f"{s['avg_features']:10.2f} {s['avg_labels']:10.3f}")
@@ -216,13 +235,12 @@ def datasets_convert(name, fmt, out_dir):
     """Write dataset NAME's train and test files in another format."""
     from pathlib import Path
 
-    from mlx.data.catalog import load_split, resolve_dataset
     from mlx.data.convert import write_libsvm, write_xc
 
-    split = load_split(resolve_dataset(name, source=None))
+    parts = _parts(name)
     writer, ext = (write_xc, "txt") if fmt == "xc" else (write_libsvm, "svm")
     Path(out_dir).mkdir(parents=True, exist_ok=True)
-    for part, ds in (("train", split.train), ("test", split.test)):
+    for part, ds in parts:
         path = Path(out_dir) / f"{name}-{part}.{ext}"
         writer(ds, path)
         click.echo(str(path))

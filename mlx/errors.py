@@ -24,8 +24,10 @@ __all__ = [
 
 def suggest(name: str, candidates: Iterable[str]) -> str | None:
     """Return the closest candidate to ``name`` (difflib), or None."""
-    match = difflib.get_close_matches(str(name), list(candidates), n=1, cutoff=0.6)
-    return match[0] if match else None
+    candidates = list(candidates)
+    lowered = {str(c).lower(): c for c in candidates}
+    match = difflib.get_close_matches(str(name).lower(), list(lowered), n=1, cutoff=0.6)
+    return lowered[match[0]] if match else None
 
 
 class MlxError(Exception):

@@ -28,6 +28,8 @@ class Registry(Generic[T]):
             if name in self._items:
                 raise ValueError(f"{self.kind} {name!r} is registered twice")
             self._items[name] = obj
+            if isinstance(obj, type) and getattr(obj, "name", None) == "":
+                obj.name = name  # classes learn their registry key
             return obj
 
         return deco

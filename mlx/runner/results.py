@@ -168,7 +168,6 @@ def _cpu_model() -> str:
 
 
 def system_info(jobs: int, blas_threads: int | str) -> dict:
-    import click
     import numpy
     import scipy
     import yaml
@@ -177,12 +176,13 @@ def system_info(jobs: int, blas_threads: int | str) -> dict:
 
     versions = {"mlx": mlx.__version__, "python": platform.python_version(),
                 "numpy": numpy.__version__, "scipy": scipy.__version__,
-                "pandas": pd.__version__, "pyyaml": yaml.__version__, "click": click.__version__}
+                "pandas": pd.__version__, "pyyaml": yaml.__version__}
     try:
         from importlib.metadata import version
-        versions["liblinear-official"] = version("liblinear-official")
+        for dist in ("click", "liblinear-official", "tqdm"):
+            versions[dist] = version(dist)
     except Exception:  # noqa: BLE001 - metadata lookups may fail in odd installs
-        versions["liblinear-official"] = None
+        pass
     commit, dirty = _git_commit()
     return {"versions": versions, "git_commit": commit, "git_dirty": dirty,
             "platform": platform.platform(), "cpu": _cpu_model(), "cpu_count": os.cpu_count(),
@@ -195,52 +195,56 @@ def write_manifest(output, info: dict) -> None:
 
 # ----------------------------------------------------------------------------- tables
 def wide_table(frame: pd.DataFrame, *, split: str = "test") -> pd.DataFrame:
-    """Rows: (label, grid/selected settings, k/L, observed ratio); columns: metrics.
+    """Rows: (method label, parameters, k/L, observed ratio); columns: metrics.
 
     Values are means over repetitions; with more than one repetition the standard
-    deviation is given as ``mean ± std``. Cells without results show their status.
+    deviation follows as ``mean ± std``. A row without results shows its status.
     """
-    ok = frame[(frame["status"] == "ok") & (frame["split"] == split)].copy()
-    keys = ["label", "rank_ratio", "observed_ratio", "params"]
+    frame = frame.copy()
+    for col in ("rank_ratio", "observed_ratio"):
+        frame[col] = pd.to_numeric(frame[col], errors="coerce")
+    frame["_key"] = [
+        "\x1f".join(str(v) for v in t)
+        for t in zip(frame["label"], frame["params"], frame["rank_ratio"], frame["observed_ratio"])]
+    ok = frame[(frame["status"] == "ok") & (frame["split"] == split)]
     metric_order = list(dict.fromkeys(ok["metric"]))
+    show_params = frame.groupby("label")["params"].nunique().gt(1).any()
     rows = []
-    order = list(dict.fromkeys(
-        tuple(r) for r in frame[keys].astype(str).itertuples(index=False, name=None)))
-    for key in order:
-        sub_all = frame[(frame[keys].astype(str) == pd.Series(key, index=keys)).all(axis=1)]
-        sub = ok[(ok[keys].astype(str) == pd.Series(key, index=keys)).all(axis=1)]
-        first = sub_all.iloc[0]
-        row = {"method": first["label"],
-               "k/L": "" if pd.isna(first["rank_ratio"]) else f"{float(first['rank_ratio']):g}",
-               "observed": f"{float(first['observed_ratio']):g}"}
-        reps = sub["repetition"].nunique() if len(sub) else 0
+    for key in dict.fromkeys(frame["_key"]):
+        group = frame[frame["_key"] == key]
+        sub = ok[ok["_key"] == key]
+        first = group.iloc[0]
+        row = {"method": first["label"]}
+        if show_params:
+            row["params"] = _param_summary(first["params"])
+        row["k/L"] = "" if pd.isna(first["rank_ratio"]) else f"{first['rank_ratio']:g}"
+        row["observed"] = f"{first['observed_ratio']:g}"
+        reps = sub["repetition"].nunique()
         for metric in metric_order:
-            vals = sub[sub["metric"] == metric]["value"].astype(float)
+            vals = sub.loc[sub["metric"] == metric, "value"].astype(float)
             if len(vals) == 0:
-                statuses = sorted(set(sub_all["status"]) - {"ok"}) or ["missing"]
+                statuses = sorted(set(group["status"]) - {"ok"}) or ["missing"]
                 row[metric] = "/".join(statuses)
             elif reps > 1:
                 row[metric] = f"{vals.mean():.4f} ± {vals.std(ddof=1):.4f}"
             else:
                 row[metric] = f"{vals.mean():.4f}"
-        if len(sub):
-            row["fit s"] = f"{sub.drop_duplicates('cell_id')['fit_seconds'].astype(float).mean():.2f}"
+        fit = sub.drop_duplicates("cell_id")["fit_seconds"].astype(float)
+        row["fit s"] = f"{fit.mean():.2f}" if len(fit) else ""
         rows.append(row)
     table = pd.DataFrame(rows)
-    # drop settings columns that do not vary, unless they carry information
-    for col in ("k/L", "observed"):
-        if col in table and table[col].nunique() <= 1 and col == "observed" and \
-                (table[col] == "1").all():
-            table = table.drop(columns=col)
-        elif col in table and (table[col] == "").all():
-            table = table.drop(columns=col)
-    if "params" in keys and frame["params"].nunique() > frame["label"].nunique():
-        table.insert(1, "params", [_param_summary(k[3], frame) for k in order])
+    if len(table) and (table["k/L"] == "").all():
+        table = table.drop(columns="k/L")
+    if len(table) and (table["observed"] == "1").all():
+        table = table.drop(columns="observed")
     return table
 
 
-def _param_summary(params_json: str, frame: pd.DataFrame) -> str:
-    params = json.loads(params_json) if params_json and params_json != "nan" else {}
+def _param_summary(params_json: str) -> str:
+    try:
+        params = json.loads(params_json)
+    except (TypeError, ValueError):
+        return ""
     return ", ".join(f"{k}={v}" for k, v in sorted(params.items()))
 
 

@@ -89,16 +89,23 @@ class Cell:
         return d
 
 
+def _canonical_steps(steps) -> tuple:
+    """Preprocessing steps in one canonical form ('bias' == {bias: {value: 1.0}})."""
+    from mlx.preprocess import Preprocessor
+
+    return tuple(canonical_json(d) for d in Preprocessor(list(steps)).describe())
+
+
 def expand(config: Config) -> list[Cell]:
     """All cells of a config, in a stable order (methods, grid, rank, observed, repetition)."""
-    preprocess_default = tuple(canonical_json(s) for s in config.preprocess)
+    preprocess_default = _canonical_steps(config.preprocess)
     cells = []
     for spec in config.methods:
         cls = METHODS.get(spec.name)
         ranks = config.rank_ratio if cls.uses_rank else (None,)
         grid_keys = sorted(spec.grid)
         grid_points = list(itertools.product(*(spec.grid[k] for k in grid_keys))) or [()]
-        prep = (tuple(canonical_json(s) for s in spec.preprocess)
+        prep = (_canonical_steps(spec.preprocess)
                 if spec.preprocess is not None else preprocess_default)
         for point in grid_points:
             params = {**spec.params, **dict(zip(grid_keys, point))}
