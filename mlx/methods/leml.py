@@ -1,0 +1,590 @@
+"""LEML: low-rank empirical risk minimisation for multi-label learning."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import ClassVar
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+from scipy.sparse.linalg import svds
+
+from mlx.errors import DivergenceError
+from mlx.kernels.cg import cg
+from mlx.kernels.linops import FactorProblem, build_targets, psd_solve, ridge_rows
+from mlx.kernels.losses import Loss, get_loss
+from mlx.kernels.tron import tron
+from mlx.methods.base import (
+    METHODS,
+    BaseMethod,
+    Interval,
+    InvalidParameterError,
+    StrOptions,
+    check_is_fitted,
+)
+
+__all__ = [
+    "EIG_MAX_FEATURES",
+    "LEML",
+    "GramEigen",
+    "clear_gram_cache",
+    "gram_eigh",
+    "solve_w_squared_eig",
+]
+
+log = logging.getLogger(__name__)
+
+EIG_MAX_FEATURES = 5000
+"""``w_solver="auto"`` uses the eigendecomposition path up to this many features."""
+
+_ROTATED_MAX_ENTRIES = 1 << 26
+"""Largest ``n_features * n_labels`` for which ``V' X' Y`` is kept dense (512 MB)."""
+
+_DENSE_SVD_MAX_LABELS = 2000
+
+
+# ---------------------------------------------------------------------------
+# Eigendecomposition of X'X, cached across fits on the same X
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class GramEigen:
+    """Eigendecomposition ``X'X = V diag(evals) V'`` of a feature Gram matrix.
+
+    Attributes
+    ----------
+    evals : ndarray of shape (n_features,)
+        Eigenvalues in ascending order; rounding noise below ``1e-12 * max`` is set to 0.
+    evecs : ndarray of shape (n_features, n_features)
+        Orthonormal eigenvectors ``V`` (columns).
+    """
+
+    evals: np.ndarray
+    evecs: np.ndarray
+
+
+_GRAM_CACHE: OrderedDict[tuple, GramEigen] = OrderedDict()
+_GRAM_CACHE_SIZE = 2
+_GRAM_LOCK = threading.Lock()
+
+
+def _fingerprint(X: sp.csr_matrix) -> tuple:
+    h = hashlib.blake2b(digest_size=16)
+    for part in (X.indptr, X.indices, X.data):
+        h.update(np.ascontiguousarray(part).view(np.uint8))
+    return (X.shape, X.nnz, X.indptr.dtype.str, X.indices.dtype.str, h.hexdigest())
+
+
+def gram_eigh(X, *, use_cache: bool = True) -> GramEigen:
+    """Eigendecomposition of ``X'X`` (``O(n_features^3)``), cached by content.
+
+    The last two results are kept in a process-wide cache keyed by a hash of ``X``'s
+    shape and CSR arrays, so fits at several ranks or regularisations on the same
+    data pay for it once. :func:`clear_gram_cache` empties the cache.
+    """
+    X = sp.csr_matrix(X, dtype=np.float64)
+    key = _fingerprint(X) if use_cache else None
+    if key is not None:
+        with _GRAM_LOCK:
+            hit = _GRAM_CACHE.get(key)
+            if hit is not None:
+                _GRAM_CACHE.move_to_end(key)
+                return hit
+    gram = (X.T @ X).toarray()
+    evals, evecs = scipy.linalg.eigh(gram, overwrite_a=True, check_finite=False, driver="evd")
+    top = float(evals[-1]) if evals.size else 0.0
+    evals = np.where(evals > 1e-12 * max(top, 0.0), evals, 0.0)
+    eig = GramEigen(evals, evecs)
+    if key is not None:
+        with _GRAM_LOCK:
+            _GRAM_CACHE[key] = eig
+            while len(_GRAM_CACHE) > _GRAM_CACHE_SIZE:
+                _GRAM_CACHE.popitem(last=False)
+    return eig
+
+
+def clear_gram_cache() -> None:
+    """Forget every cached :func:`gram_eigh` result."""
+    with _GRAM_LOCK:
+        _GRAM_CACHE.clear()
+
+
+def _sylvester_rotated(evals, rhs_rot, HtH, l2_reg):
+    """Solve ``diag(evals) Wr M + l2_reg Wr = rhs_rot`` for ``Wr`` (``M = HtH``).
+
+    With ``M = Q diag(m) Q'``: ``Wr = [(rhs_rot Q) / (evals m' + l2_reg)] Q'``.
+    Entries with a zero denominator (only possible with ``l2_reg = 0``) are set to 0,
+    which gives the minimum-norm solution.
+    """
+    m, Qm = np.linalg.eigh(HtH)
+    m = np.where(m > 1e-12 * max(float(m[-1]), 0.0), m, 0.0) if m.size else m
+    den = np.outer(evals, m) + l2_reg                             # (d, k)
+    R = rhs_rot @ Qm
+    tiny = 1e-12 * max(float(den.max()) if den.size else 0.0, np.finfo(float).tiny)
+    np.divide(R, den, out=R, where=den > tiny)
+    R[den <= tiny] = 0.0
+    return R @ Qm.T
+
+
+def solve_w_squared_eig(eig: GramEigen, B, HtH, l2_reg: float):
+    """Exact W-step for squared loss and full labels.
+
+    Solves ``(X'X) W (H'H) + l2_reg W = B`` with ``B = X'YH`` (Yu et al. 2014, eq. 12
+    set to zero) as ``W = V [(V'B Q) / (s m' + l2_reg)] Q'``, where ``X'X = V diag(s) V'``
+    and ``H'H = Q diag(m) Q'``. Cost ``O(d^2 k + d k^2 + k^3)`` given ``eig``.
+    """
+    V = eig.evecs
+    return V @ _sylvester_rotated(eig.evals, V.T @ B, HtH, l2_reg)
+
+
+# ---------------------------------------------------------------------------
+# Alternating-minimisation engines (one per structure of the subproblems)
+# ---------------------------------------------------------------------------
+
+class _EigEngine:
+    """Squared loss, full labels, exact W-steps in the eigenbasis of ``X'X``.
+
+    ``W = V Wr`` is kept as ``Wr``: then ``A'A = Wr' diag(s) Wr`` and
+    ``Y'A = (V'X'Y)' Wr``, so with ``C = V'X'Y`` precomputed an outer iteration
+    costs ``O(d L k + (d + L) k^2 + k^3)`` and never touches ``X``.
+    """
+
+    def __init__(self, X, Y, l2_reg, eig: GramEigen):
+        self.X, self.Y, self.l2_reg = X, Y, l2_reg
+        self.evals, self.V = eig.evals, eig.evecs
+        d, L = X.shape[1], Y.shape[1]
+        self.C = None
+        if d * L <= _ROTATED_MAX_ENTRIES:
+            self.C = self.V.T @ np.asarray((X.T @ Y).toarray())   # V'X'Y, shape (d, L)
+        self.y_sq = float(Y.multiply(Y).sum())
+
+    def to_internal(self, W):
+        return self.V.T @ W
+
+    def to_original(self, Wr):
+        return self.V @ Wr
+
+    def w_step(self, H, Wr):
+        rhs = self.C @ H if self.C is not None else self.V.T @ (self.X.T @ (self.Y @ H))
+        return _sylvester_rotated(self.evals, rhs, H.T @ H, self.l2_reg), 0
+
+    def h_step(self, Wr, H):
+        AtA = Wr.T @ (self.evals[:, None] * Wr)                   # A'A = Wr' diag(s) Wr
+        if self.C is not None:
+            YtA = self.C.T @ Wr                                   # Y'A = C' Wr
+        else:
+            YtA = np.asarray(self.Y.T @ (self.X @ (self.V @ Wr)))
+        H = _ridge_shared(AtA, YtA, self.l2_reg)
+        return H, _squared_full_objective(self.y_sq, AtA, YtA, H, Wr, self.l2_reg), 0
+
+
+class _SquaredFullEngine:
+    """Squared loss, full labels, Algorithm 2 operators; W-step by CG or TRON."""
+
+    def __init__(self, X, Y, l2_reg, solver, inner_tol, inner_max_iter):
+        self.X, self.Y, self.l2_reg = X, Y, l2_reg
+        self.solver, self.inner_tol, self.inner_max_iter = solver, inner_tol, inner_max_iter
+        self.y_sq = float(Y.multiply(Y).sum())
+
+    def to_internal(self, W):
+        return W
+
+    def to_original(self, W):
+        return W
+
+    def w_step(self, H, W):
+        X, lam = self.X, self.l2_reg
+        M = H.T @ H                                               # M = H'H
+        B = np.asarray(X.T @ (self.Y @ H))                        # B = X'YH
+
+        def hessp(_W, S):                                         # X'(X S M) + lambda S
+            return np.asarray(X.T @ (np.asarray(X @ S) @ M)) + lam * S
+
+        if self.solver == "cg":
+            res = cg(lambda S: hessp(None, S), B, W, tol=self.inner_tol,
+                     max_iter=self.inner_max_iter)
+            return res.x, res.n_iter
+
+        def fun_grad(Wc):
+            A = np.asarray(X @ Wc)
+            AM = A @ M
+            f = (0.5 * self.y_sq - float(np.vdot(Wc, B)) + 0.5 * float(np.vdot(A, AM))
+                 + 0.5 * lam * float(np.vdot(Wc, Wc)))
+            return f, np.asarray(X.T @ AM) - B + lam * Wc         # X'(A M - Y H) + lambda W
+
+        res = tron(fun_grad, hessp, W, tol=self.inner_tol, max_iter=self.inner_max_iter,
+                   cg_max_iter=self.inner_max_iter)
+        return res.x, res.n_iter
+
+    def h_step(self, W, H):
+        A = np.asarray(self.X @ W)
+        AtA = A.T @ A
+        YtA = np.asarray(self.Y.T @ A)
+        H = _ridge_shared(AtA, YtA, self.l2_reg)
+        return H, _squared_full_objective(self.y_sq, AtA, YtA, H, W, self.l2_reg), 0
+
+
+class _ObservedEngine:
+    """Any loss on an observed set (or on all entries for non-squared losses).
+
+    W-step: CG (squared loss) or TRON on Algorithm 1's gradient and Hessian-vector
+    products. H-step: closed-form per-label ridge for squared loss, TRON on the
+    (block-diagonal) label subproblem otherwise.
+    """
+
+    def __init__(self, X, by_instance, by_label, loss: Loss, l2_reg, solver, inner_tol,
+                 inner_max_iter):
+        self.X, self.by_instance, self.by_label = X, by_instance, by_label
+        self.loss, self.l2_reg, self.solver = loss, l2_reg, solver
+        self.inner_tol, self.inner_max_iter = inner_tol, inner_max_iter
+
+    def to_internal(self, W):
+        return W
+
+    def to_original(self, W):
+        return W
+
+    def _tron(self, problem, x0):
+        return tron(problem.fun_grad, problem.hessp, x0, tol=self.inner_tol,
+                    max_iter=self.inner_max_iter, cg_max_iter=self.inner_max_iter)
+
+    def w_step(self, H, W):
+        problem = FactorProblem(self.by_instance, H, self.loss, self.l2_reg, P=self.X)
+        if self.solver == "cg":
+            res = cg(lambda S: problem.hessp(W, S), problem.rhs(), W, tol=self.inner_tol,
+                     max_iter=self.inner_max_iter)
+            return res.x, res.n_iter
+        res = self._tron(problem, W)
+        return res.x, res.n_iter
+
+    def h_step(self, W, H):
+        A = np.asarray(self.X @ W)
+        lam = self.l2_reg
+        if self.loss.constant_curvature is not None and not self.by_label.full:
+            H = ridge_rows(self.by_label, A, lam)
+            f = self.by_instance.loss_value(self.loss, A, H) + 0.5 * lam * float(np.vdot(H, H))
+            n_inner = 1
+        else:
+            res = self._tron(FactorProblem(self.by_label, A, self.loss, lam), H)
+            H, f, n_inner = res.x, res.fun, res.n_iter
+        return H, f + 0.5 * lam * float(np.vdot(W, W)), n_inner
+
+
+def _ridge_shared(AtA, YtA, l2_reg):
+    """``H = Y'A (A'A + l2_reg I)^+``: every label's ridge problem shares one Gram matrix."""
+    k = AtA.shape[0]
+    return psd_solve(AtA + l2_reg * np.eye(k), YtA.T).T
+
+
+def _squared_full_objective(y_sq, AtA, YtA, H, W, l2_reg):
+    """``||Y - A H'||^2 / 2 + l2_reg/2 (||W||^2 + ||H||^2)`` without forming ``A H'``."""
+    fit = 0.5 * y_sq - float(np.vdot(H, YtA)) + 0.5 * float(np.vdot(AtA, H.T @ H))
+    return max(fit, 0.0) + 0.5 * l2_reg * (float(np.vdot(W, W)) + float(np.vdot(H, H)))
+
+
+# ---------------------------------------------------------------------------
+# The method
+# ---------------------------------------------------------------------------
+
+@METHODS.register("leml")
+class LEML(BaseMethod):
+    """Low-rank empirical risk minimisation for multi-label learning (LEML).
+
+    Scores are ``X W H'`` with ``W`` of shape ``(n_features, rank)`` and ``H`` of shape
+    ``(n_labels, rank)``, fitted by alternating minimisation of
+
+        J(W, H) = sum_{(i,j) in Omega} l(Y_ij, x_i' W h_j) + l2_reg/2 (||W||_F^2 + ||H||_F^2)
+
+    over the observed entries ``Omega`` (all entries when ``observed`` is None).
+    ``l`` is the squared loss ``(y - s)^2 / 2`` on {0, 1} targets, or the logistic
+    or squared hinge loss on {-1, +1} targets (:mod:`mlx.kernels.losses`). Each outer
+    iteration solves the convex subproblem in ``W`` with ``H`` fixed, then the one in
+    ``H`` with ``W`` fixed, each from the current iterate, so ``objective_`` never
+    increases.
+
+    W-step solvers (``w_solver``):
+
+    * ``"eig"`` -- squared loss with full labels only: the exact solution of
+      ``(X'X) W (H'H) + l2_reg W = X'YH`` from one eigendecomposition of ``X'X``
+      (computed once per ``X`` and cached, see :func:`gram_eigh`) and one of ``H'H``;
+      iterations then work in the eigenbasis of ``X'X`` at ``O(d L k)`` cost each;
+    * ``"cg"`` -- squared loss: conjugate gradient on Algorithm 2's (full labels)
+      or Algorithm 1's (missing labels) Hessian-vector products;
+    * ``"tron"`` -- any loss: trust-region Newton on Algorithm 1's (Algorithm 2's for
+      squared loss with full labels) gradient and Hessian-vector products;
+    * ``"auto"`` -- ``"eig"`` for squared loss with full labels and at most
+      :data:`EIG_MAX_FEATURES` features, ``"cg"`` for other squared-loss fits,
+      ``"tron"`` otherwise.
+
+    The H-step is exact for squared loss (one shared ``k x k`` system with full
+    labels, one per label otherwise) and TRON on the block-diagonal label
+    subproblem for the other losses. No step forms the ``n_samples x n_labels``
+    score matrix: with missing labels work is ``O((nnz(X) + |Omega|) k)`` per
+    operator application; the non-squared losses with full labels walk the score
+    matrix in row blocks of bounded size.
+
+    Parameters
+    ----------
+    rank : int, default=10
+        Latent dimension ``k``. Values above ``min(n_features, n_labels)`` are clamped
+        to it (``rank_``): any ``rank >= rank(Z)`` gives the same optimal objective,
+        since ``(||W||^2 + ||H||^2)/2`` is then the trace norm of ``Z = W H'``.
+    l2_reg : float, default=0.1
+        ``lambda`` above; 0 is allowed (minimum-norm solutions are used where a
+        subproblem is singular).
+    loss : {"squared", "logistic", "squared_hinge"}, default="squared"
+    max_iter : int, default=10
+        Maximum number of outer (W-step + H-step) iterations.
+    tol : float, default=1e-4
+        Stop early when an outer iteration lowers the objective by at most
+        ``tol * |objective|``; ``converged_`` records whether this happened. 0 runs
+        exactly ``max_iter`` iterations.
+    inner_max_iter : int, default=25
+        Maximum CG iterations of an iterative W-step; for TRON, the maximum number
+        of Newton steps and of CG iterations per Newton step.
+    inner_tol : float, default=1e-3
+        Relative tolerance of the iterative subproblem solvers, which start from the
+        current iterate: both stop once the subproblem's gradient is at most
+        ``inner_tol`` times its norm at zero (for CG, ``||r|| <= inner_tol ||b||``;
+        for TRON, LIBLINEAR's rule).
+    init : {"svd", "random"}, default="svd"
+        Starting ``H``: the top ``rank`` right singular vectors of the observed
+        positive-label matrix, or Gaussian entries with variance ``1/rank``.
+        The first W-step starts from ``W = 0``.
+    w_solver : {"auto", "eig", "cg", "tron"}, default="auto"
+    random_state : int or None, default=None
+        Seeds the random start (``init="random"``) and the start vector of the
+        sparse SVD (``init="svd"`` with more than 2000 labels).
+
+    Attributes
+    ----------
+    W_ : ndarray of shape (n_features, rank_)
+    H_ : ndarray of shape (n_labels, rank_)
+    rank_ : int
+        The rank used, ``min(rank, n_features, n_labels)``.
+    w_solver_ : str
+        The W-step solver used (``w_solver`` with ``"auto"`` resolved).
+    objective_ : list of float
+        ``J(W, H)`` after each outer iteration; non-increasing.
+    n_iter_ : int
+        Number of outer iterations run.
+    converged_ : bool
+        Whether the ``tol`` criterion stopped the iteration.
+    n_inner_iter_ : list of (int, int)
+        Inner iterations (CG or TRON Newton steps) of the W-step and the H-step per
+        outer iteration; 0 for closed-form steps.
+
+    Notes
+    -----
+    Missing labels follow :mod:`mlx.methods.base`: ``observed`` marks ``Omega`` and
+    positives of ``Y`` outside it are ignored. A label with no observed entry has no
+    loss term; its row of ``H`` is the minimiser of the regulariser alone, ``h_j = 0``
+    (it starts at 0 and stays there), so it scores 0 for every instance.
+
+    Deviations from the paper: the exact eigendecomposition W-step (the authors
+    run CG on Algorithm 2); the H-step for non-squared losses is one TRON run on
+    all labels jointly rather than one per label; ``rank`` is clamped as above.
+
+    References
+    ----------
+    H.-F. Yu, P. Jain, P. Kar, I. S. Dhillon. Large-scale Multi-label Learning with
+    Missing Labels. ICML 2014: objective (5), Algorithms 1 and 2, Table 1, Claim 1.
+    """
+
+    name = "leml"
+    supports_missing_labels = True
+    uses_rank = True
+
+    _parameter_constraints: ClassVar[dict[str, list]] = {
+        "rank": [Interval(Integral, 1, None, closed="left")],
+        "l2_reg": [Interval(Real, 0, None, closed="left")],
+        "loss": [StrOptions({"squared", "logistic", "squared_hinge"})],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "inner_max_iter": [Interval(Integral, 1, None, closed="left")],
+        "inner_tol": [Interval(Real, 0, None, closed="neither")],
+        "init": [StrOptions({"svd", "random"})],
+        "w_solver": [StrOptions({"auto", "eig", "cg", "tron"})],
+        "random_state": [None, Integral],
+    }
+
+    def __init__(self, *, rank=10, l2_reg=0.1, loss="squared", max_iter=10, tol=1e-4,
+                 inner_max_iter=25, inner_tol=1e-3, init="svd", w_solver="auto",
+                 random_state=None):
+        self.rank = rank
+        self.l2_reg = l2_reg
+        self.loss = loss
+        self.max_iter = max_iter
+        self.tol = tol
+        self.inner_max_iter = inner_max_iter
+        self.inner_tol = inner_tol
+        self.init = init
+        self.w_solver = w_solver
+        self.random_state = random_state
+
+    @property
+    def threshold(self) -> float:
+        """0.5 for squared loss ({0, 1} targets), 0 for logistic and squared hinge (+-1)."""
+        return get_loss(self.loss).threshold
+
+    # -- input checks ---------------------------------------------------------
+    @staticmethod
+    def _as_csr(M, name):
+        if sp.issparse(M):
+            M = sp.csr_matrix(M, dtype=np.float64)
+        else:
+            arr = np.asarray(M, dtype=np.float64)
+            if arr.ndim != 2:
+                raise ValueError(f"LEML: {name} must be 2-D, got shape {arr.shape}")
+            M = sp.csr_matrix(arr)
+        if not np.isfinite(M.data).all():
+            raise ValueError(f"LEML: {name} contains NaN or infinity; remove or impute "
+                             f"those entries before fitting")
+        return M
+
+    def _check_data(self, X, Y, observed):
+        X = self._as_csr(X, "X")
+        Y = self._as_csr(Y, "Y").copy()
+        Y.data = (Y.data != 0).astype(np.float64)                 # any non-zero is a positive
+        Y.eliminate_zeros()
+        if X.shape[0] != Y.shape[0]:
+            raise ValueError(f"LEML: X has {X.shape[0]} rows but Y has {Y.shape[0]}")
+        if X.shape[0] == 0 or X.shape[1] == 0 or Y.shape[1] == 0:
+            raise ValueError(f"LEML: empty input (X {X.shape}, Y {Y.shape})")
+        if observed is not None:
+            if observed.shape != Y.shape:
+                raise ValueError(f"LEML: observed has shape {observed.shape}, "
+                                 f"Y has shape {Y.shape}")
+            observed = sp.csr_matrix(observed)
+            observed.sum_duplicates()
+            if observed.nnz == Y.shape[0] * Y.shape[1]:
+                observed = None                                   # everything observed
+        return X, Y, observed
+
+    def _resolve_w_solver(self, loss: Loss, full: bool, n_features: int) -> str:
+        squared = loss.constant_curvature is not None
+        solver = self.w_solver
+        if solver == "auto":
+            if squared and full and n_features <= EIG_MAX_FEATURES:
+                return "eig"
+            return "cg" if squared else "tron"
+        if solver == "eig" and not (squared and full):
+            raise InvalidParameterError(
+                "w_solver", "w_solver='eig' needs loss='squared' and fully observed labels; "
+                f"got loss={self.loss!r} with {'full' if full else 'missing'} labels. "
+                "Use 'auto', 'cg' or 'tron'.")
+        if solver == "cg" and not squared:
+            raise InvalidParameterError(
+                "w_solver", f"w_solver='cg' needs loss='squared' (got {self.loss!r}); "
+                "use 'tron' or 'auto'.")
+        return solver
+
+    # -- initialisation -------------------------------------------------------
+    def _init_H(self, Y, observed, rank, rng):
+        n, L = Y.shape
+        if self.init == "random":
+            return rng.standard_normal((L, rank)) / np.sqrt(rank)
+        P = sp.csr_matrix(Y, copy=True)
+        P.data = (P.data != 0).astype(np.float64)
+        if observed is not None:
+            P = P.multiply(sp.csr_matrix(observed, dtype=bool)).tocsr()
+        if L <= _DENSE_SVD_MAX_LABELS or rank >= min(n, L) - 1:
+            _, evecs = scipy.linalg.eigh((P.T @ P).toarray(), check_finite=False)
+            return np.ascontiguousarray(evecs[:, ::-1][:, :rank])
+        v0 = rng.standard_normal(min(n, L))
+        _, _, vt = svds(P, k=rank, v0=v0, solver="arpack")
+        return np.ascontiguousarray(vt[::-1].T)
+
+    # -- fit / predict --------------------------------------------------------
+    def fit(self, X, Y, *, observed=None):
+        """Fit ``W`` and ``H`` by alternating minimisation.
+
+        Parameters
+        ----------
+        X : sparse matrix or ndarray of shape (n_samples, n_features)
+        Y : sparse matrix or ndarray of shape (n_samples, n_labels)
+            Non-zero entries are positive labels.
+        observed : sparse matrix of shape (n_samples, n_labels), optional
+            Stored entries mark the observed pairs; None means all are observed.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        X, Y, observed = self._check_data(X, Y, observed)
+        d = X.shape[1]
+        L = Y.shape[1]
+        loss = get_loss(self.loss)
+        full = observed is None
+        solver = self._resolve_w_solver(loss, full, d)
+        rank = int(min(self.rank, d, L))
+        if rank < self.rank:
+            log.info("LEML: rank %d clamped to min(n_features, n_labels) = %d", self.rank, rank)
+        rng = np.random.default_rng(self.random_state)
+        lam = float(self.l2_reg)
+        start = time.perf_counter()
+
+        squared = loss.constant_curvature is not None
+        if squared and full and solver == "eig":
+            engine = _EigEngine(X, Y, lam, gram_eigh(X))
+        elif squared and full:
+            engine = _SquaredFullEngine(X, Y, lam, solver, self.inner_tol, self.inner_max_iter)
+        else:
+            by_instance, by_label = build_targets(Y, observed, loss)
+            engine = _ObservedEngine(X, by_instance, by_label, loss, lam, solver,
+                                     self.inner_tol, self.inner_max_iter)
+
+        H = self._init_H(Y, observed, rank, rng)
+        if not full:
+            unobserved = np.diff(sp.csc_matrix(observed).indptr) == 0
+            H[unobserved] = 0.0
+        W = engine.to_internal(np.zeros((d, rank)))
+
+        objective, inner = [], []
+        converged = False
+        for it in range(1, self.max_iter + 1):
+            W, w_inner = engine.w_step(H, W)
+            H, J, h_inner = engine.h_step(W, H)
+            if not (np.isfinite(W).all() and np.isfinite(H).all() and np.isfinite(J)):
+                raise DivergenceError(
+                    f"LEML diverged at outer iteration {it} (non-finite factors); try a larger "
+                    f"l2_reg or fewer inner iterations (inner_max_iter)")
+            objective.append(float(J))
+            inner.append((w_inner, h_inner))
+            log.debug("LEML iteration %d: objective %.6g (%.2fs)", it, J,
+                      time.perf_counter() - start)
+            if self.tol > 0 and it > 1 and objective[-2] - J <= self.tol * abs(objective[-2]):
+                converged = True
+                break
+
+        self.W_ = np.ascontiguousarray(engine.to_original(W))
+        self.H_ = np.ascontiguousarray(H)
+        self.rank_ = rank
+        self.w_solver_ = solver
+        self.objective_ = objective
+        self.n_iter_ = len(objective)
+        self.converged_ = converged
+        self.n_inner_iter_ = inner
+        self.n_features_in_ = d
+        self.n_labels_ = L
+        return self
+
+    def decision_function(self, X) -> np.ndarray:
+        """Scores ``(X W) H'`` of shape ``(n_rows, n_labels)`` for any row slice ``X``."""
+        check_is_fitted(self, "W_")
+        if not sp.issparse(X):
+            X = np.asarray(X, dtype=np.float64)
+            if X.ndim != 2:
+                raise ValueError(f"LEML: X must be 2-D, got shape {X.shape}")
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"LEML: X has {X.shape[1]} features, the model was fitted "
+                             f"with {self.n_features_in_}")
+        return np.asarray(np.asarray(X @ self.W_) @ self.H_.T, dtype=np.float64)

@@ -1,0 +1,367 @@
+"""LEML: closed-form optimum (Claim 1), recovery, monotone objective, solver agreement."""
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from mlx.errors import DivergenceError, NotFittedError
+from mlx.kernels.cg import cg
+from mlx.kernels.losses import get_loss
+from mlx.methods import leml as leml_module
+from mlx.methods.base import METHODS, InvalidParameterError
+from mlx.methods.leml import LEML, clear_gram_cache, gram_eigh, solve_w_squared_eig
+
+
+def _problem(seed=0, n=60, d=8, L=10, density=0.5, mask=None):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=density, random_state=seed, format="csr",
+                  data_rvs=lambda m: rng.normal(size=m))
+    Y = sp.csr_matrix((rng.random((n, L)) < 0.3).astype(float))
+    observed = None
+    if mask is not None:
+        observed = sp.csr_matrix((rng.random((n, L)) < mask).astype(float))
+    return X, Y, observed
+
+
+def _brute_objective(model, X, Y, observed):
+    """J(W, H) from the dense n x L score matrix (tests only)."""
+    loss = get_loss(model.loss)
+    S = X.toarray() @ model.W_ @ model.H_.T
+    T = loss.encode(Y.toarray() > 0)
+    omega = np.ones(S.shape, bool) if observed is None else observed.toarray() > 0
+    reg = 0.5 * model.l2_reg * (np.sum(model.W_ ** 2) + np.sum(model.H_ ** 2))
+    return loss.value(T[omega], S[omega]).sum() + reg
+
+
+def _p_at_1(scores, Y):
+    """Fraction of rows whose top-scored label is positive (slow and obvious)."""
+    hits = 0
+    for i in range(scores.shape[0]):
+        hits += Y[i, int(np.argmax(scores[i]))] > 0
+    return hits / scores.shape[0]
+
+
+# ---------------------------------------------------------------------------
+# Claim 1 and recovery
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("w_solver", ["eig", "cg"])
+def test_claim1_small_lambda_matches_closed_form_rank_k_solution(w_solver):
+    rng = np.random.default_rng(0)
+    n, d, L, k = 60, 8, 12, 3
+    X = rng.normal(size=(n, d))                                   # full column rank, n > d
+    Y = (rng.random((n, L)) < 0.3).astype(float)
+    U, s, Vt = np.linalg.svd(X, full_matrices=False)              # X = U_X S_X V_X'
+    Um, sm, Vmt = np.linalg.svd(U.T @ Y, full_matrices=False)     # M = U_X' Y
+    M_k = (Um[:, :k] * sm[:k]) @ Vmt[:k]
+    Z_star = Vt.T @ np.diag(1.0 / s) @ M_k                        # V_X S_X^-1 M_k
+    model = LEML(rank=k, l2_reg=1e-8, max_iter=150, tol=0, w_solver=w_solver,
+                 inner_tol=1e-10, inner_max_iter=200, random_state=0).fit(X, Y)
+    Z = model.W_ @ model.H_.T
+    assert np.linalg.norm(Z - Z_star) <= 1e-6 * np.linalg.norm(Z_star)
+    assert model.objective_[-1] == pytest.approx(0.5 * np.linalg.norm(Y - X @ Z_star) ** 2,
+                                                 rel=1e-7)
+
+
+@pytest.mark.parametrize("loss", ["squared", "logistic", "squared_hinge"])
+def test_recovers_planted_rank3_model(loss):
+    rng = np.random.default_rng(0)
+    n, d, L, k = 400, 12, 20, 3
+    W_star, H_star = rng.normal(size=(d, k)), rng.normal(size=(L, k))
+    X, X_new = rng.normal(size=(n, d)), rng.normal(size=(200, d))
+    Y = (X @ W_star @ H_star.T > 0).astype(float)                 # noise-free labels
+    Y_new = (X_new @ W_star @ H_star.T > 0).astype(float)
+    model = LEML(rank=3, l2_reg=1e-3, loss=loss, max_iter=30, random_state=0).fit(X, Y)
+    assert _p_at_1(model.decision_function(X), Y) == 1.0
+    assert _p_at_1(model.decision_function(X_new), Y_new) == 1.0
+
+
+def test_recovers_planted_model_from_missing_labels():
+    rng = np.random.default_rng(0)
+    n, d, L, k = 400, 12, 20, 3
+    W_star, H_star = rng.normal(size=(d, k)), rng.normal(size=(L, k))
+    X = rng.normal(size=(n, d))
+    Y = (X @ W_star @ H_star.T > 0).astype(float)
+    observed = sp.csr_matrix(rng.random((n, L)) < 0.3)
+    Y_seen = sp.csr_matrix(Y).multiply(observed).tocsr()          # positives only inside Omega
+    for loss in ("squared", "logistic"):
+        model = LEML(rank=3, l2_reg=1e-3, loss=loss, max_iter=30, random_state=0)
+        model.fit(X, Y_seen, observed=observed)
+        assert _p_at_1(model.decision_function(X), Y) == 1.0
+
+
+# ---------------------------------------------------------------------------
+# Objective: monotone, and equal to the brute-force value
+# ---------------------------------------------------------------------------
+
+SOLVER_CASES = [
+    ("squared", None, "eig"), ("squared", None, "cg"), ("squared", None, "tron"),
+    ("squared", 0.3, "cg"), ("squared", 0.3, "tron"),
+    ("logistic", None, "tron"), ("logistic", 0.3, "tron"),
+    ("squared_hinge", None, "tron"), ("squared_hinge", 0.3, "tron"),
+]
+
+
+@pytest.mark.parametrize("loss,mask,w_solver", SOLVER_CASES)
+@pytest.mark.parametrize("l2_reg", [0.0, 0.5])
+@pytest.mark.parametrize("init", ["svd", "random"])
+def test_objective_never_increases_and_is_the_true_objective(loss, mask, w_solver, l2_reg, init):
+    X, Y, observed = _problem(1, mask=mask)
+    model = LEML(rank=3, l2_reg=l2_reg, loss=loss, max_iter=8, tol=0, w_solver=w_solver,
+                 init=init, inner_max_iter=5, random_state=3).fit(X, Y, observed=observed)
+    J = np.array(model.objective_)
+    assert model.n_iter_ == 8 == len(J) and not model.converged_
+    assert np.all(np.diff(J) <= 1e-10 * np.abs(J[:-1]) + 1e-12)
+    assert J[-1] == pytest.approx(_brute_objective(model, X, Y, observed), rel=1e-8, abs=1e-10)
+    assert model.w_solver_ == w_solver
+
+
+def test_tol_stops_early_and_reports_convergence():
+    X, Y, _ = _problem(2)
+    model = LEML(rank=3, max_iter=500, tol=1e-6, random_state=0).fit(X, Y)
+    assert model.converged_ and model.n_iter_ < 500
+    J = model.objective_
+    assert J[-2] - J[-1] <= 1e-6 * abs(J[-2])
+
+
+# ---------------------------------------------------------------------------
+# The exact eigendecomposition W-step
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("l2_reg", [0.0, 1e-3, 1.0])
+def test_eig_w_step_equals_cg_and_dense_kronecker_solve(l2_reg):
+    X, Y, _ = _problem(3, n=40, d=6, L=7, density=0.6)
+    H = np.random.default_rng(0).normal(size=(7, 3))
+    M = H.T @ H
+    B = np.asarray(X.T @ (Y @ H))                                 # X'YH
+    W_eig = solve_w_squared_eig(gram_eigh(X, use_cache=False), B, M, l2_reg)
+    op = lambda S: np.asarray(X.T @ (np.asarray(X @ S) @ M)) + l2_reg * S
+    W_cg = cg(op, B, tol=1e-13, max_iter=500).x
+    G = (X.T @ X).toarray()
+    K = np.kron(M, G) + l2_reg * np.eye(18)                       # (H'H kron X'X + lambda I)
+    W_ref = (np.linalg.pinv(K) @ B.ravel(order="F")).reshape((6, 3), order="F")
+    np.testing.assert_allclose(W_eig, W_ref, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(W_cg, W_ref, rtol=1e-6, atol=1e-8)
+
+
+def test_eig_w_step_without_regularisation_on_wide_data_is_minimum_norm():
+    X, Y, _ = _problem(4, n=5, d=9, L=4, density=0.7)             # X'X singular
+    H = np.random.default_rng(1).normal(size=(4, 2))
+    M = H.T @ H
+    B = np.asarray(X.T @ (Y @ H))
+    W = solve_w_squared_eig(gram_eigh(X, use_cache=False), B, M, 0.0)
+    K = np.kron(M, (X.T @ X).toarray())
+    W_ref = (np.linalg.pinv(K) @ B.ravel(order="F")).reshape((9, 2), order="F")
+    np.testing.assert_allclose(W, W_ref, rtol=1e-6, atol=1e-9)
+
+
+def test_eig_cg_and_tron_fits_agree():
+    X, Y, _ = _problem(5)
+    fits = {s: LEML(rank=3, l2_reg=0.3, max_iter=6, tol=0, w_solver=s, inner_tol=1e-12,
+                    inner_max_iter=300, random_state=0).fit(X, Y)
+            for s in ("eig", "cg", "tron")}
+    Z = {s: m.W_ @ m.H_.T for s, m in fits.items()}
+    np.testing.assert_allclose(Z["cg"], Z["eig"], rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(Z["tron"], Z["eig"], rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(fits["cg"].objective_, fits["eig"].objective_, rtol=1e-9)
+
+
+def test_gram_eigendecomposition_is_cached_by_content():
+    clear_gram_cache()
+    X, _, _ = _problem(6)
+    first = gram_eigh(X)
+    assert gram_eigh(X.copy()) is first
+    np.testing.assert_allclose((first.evecs * first.evals) @ first.evecs.T,
+                               (X.T @ X).toarray(), atol=1e-10)
+    X2 = X.copy()
+    X2.data[0] += 1.0
+    assert gram_eigh(X2) is not first
+    clear_gram_cache()
+    assert gram_eigh(X) is not first
+
+
+def test_rotated_path_without_the_cached_projection(monkeypatch):
+    X, Y, _ = _problem(7)
+    reference = LEML(rank=3, max_iter=4, tol=0, random_state=0).fit(X, Y)
+    monkeypatch.setattr(leml_module, "_ROTATED_MAX_ENTRIES", 0)
+    model = LEML(rank=3, max_iter=4, tol=0, random_state=0).fit(X, Y)
+    np.testing.assert_allclose(model.W_, reference.W_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(model.objective_, reference.objective_, rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# Missing labels conventions
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("loss", ["squared", "logistic", "squared_hinge"])
+def test_unobserved_label_scores_zero(loss):
+    X, Y, observed = _problem(8, mask=0.5)
+    observed = observed.tolil()
+    observed[:, 2] = 0
+    observed = observed.tocsr()
+    observed.eliminate_zeros()
+    model = LEML(rank=3, loss=loss, max_iter=4, random_state=0).fit(X, Y, observed=observed)
+    np.testing.assert_array_equal(model.H_[2], 0.0)
+    np.testing.assert_array_equal(model.decision_function(X)[:, 2], 0.0)
+
+
+def test_positives_outside_omega_are_ignored_and_all_observed_equals_full():
+    X, Y, observed = _problem(9, mask=0.5)
+    inside = Y.multiply(observed).tocsr()
+    a = LEML(rank=3, loss="logistic", max_iter=3, random_state=0).fit(X, Y, observed=observed)
+    b = LEML(rank=3, loss="logistic", max_iter=3, random_state=0).fit(X, inside, observed=observed)
+    np.testing.assert_allclose(a.W_, b.W_, rtol=1e-12)
+    everything = sp.csr_matrix(np.ones(Y.shape))
+    c = LEML(rank=3, max_iter=3, random_state=0).fit(X, Y, observed=everything)
+    d = LEML(rank=3, max_iter=3, random_state=0).fit(X, Y)
+    assert c.w_solver_ == d.w_solver_ == "eig"
+    np.testing.assert_allclose(c.W_, d.W_, rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# Method contract
+# ---------------------------------------------------------------------------
+
+def test_registered_and_protocol_attributes():
+    assert METHODS.get("leml") is LEML
+    assert LEML.uses_rank and LEML.supports_missing_labels and LEML.name == "leml"
+    assert LEML(loss="squared").threshold == 0.5
+    assert LEML(loss="logistic").threshold == 0.0
+    assert LEML(loss="squared_hinge").threshold == 0.0
+
+
+@pytest.mark.parametrize("init", ["svd", "random"])
+@pytest.mark.parametrize("mask", [None, 0.5])
+def test_same_random_state_same_fit(init, mask):
+    X, Y, observed = _problem(10, mask=mask)
+    fits = [LEML(rank=3, loss="logistic" if mask else "squared", init=init, max_iter=3,
+                 random_state=7).fit(X, Y, observed=observed) for _ in range(2)]
+    np.testing.assert_array_equal(fits[0].W_, fits[1].W_)
+    np.testing.assert_array_equal(fits[0].H_, fits[1].H_)
+    assert fits[0].objective_ == fits[1].objective_
+
+
+def test_sparse_svd_start_for_many_labels(monkeypatch):
+    monkeypatch.setattr(leml_module, "_DENSE_SVD_MAX_LABELS", 3)
+    X, Y, _ = _problem(11)
+    a = LEML(rank=3, max_iter=2, random_state=1).fit(X, Y)
+    b = LEML(rank=3, max_iter=2, random_state=1).fit(X, Y)
+    np.testing.assert_array_equal(a.W_, b.W_)
+
+
+def test_fit_returns_self_scores_in_batches_and_pickles():
+    X, Y, _ = _problem(12)
+    X0, Y0 = X.copy(), Y.copy()
+    model = LEML(rank=3, max_iter=3, random_state=0)
+    assert model.fit(X, Y) is model
+    scores = model.decision_function(X)
+    assert scores.shape == (60, 10) and scores.dtype == np.float64
+    np.testing.assert_allclose(np.vstack([model.decision_function(X[:25]),
+                                          model.decision_function(X[25:])]), scores)
+    np.testing.assert_allclose(model.decision_function(X.toarray()), scores)
+    np.testing.assert_allclose(pickle.loads(pickle.dumps(model)).decision_function(X), scores)
+    assert (X != X0).nnz == 0 and (Y != Y0).nnz == 0
+    assert model.W_.shape == (8, 3) and model.H_.shape == (10, 3)
+
+
+def test_not_fitted():
+    with pytest.raises(NotFittedError, match="This LEML instance is not fitted yet"):
+        LEML().decision_function(np.zeros((1, 3)))
+
+
+@pytest.mark.parametrize("param,value,message", [
+    ("loss", "hinge", ("The 'loss' parameter of LEML must be a str among "
+                       "{'logistic', 'squared', 'squared_hinge'}. Got 'hinge' instead.")),
+    ("rank", 0, ("The 'rank' parameter of LEML must be an int in the range [1, inf). "
+                 "Got 0 instead.")),
+    ("l2_reg", -1.0, "The 'l2_reg' parameter of LEML must be a float in the range [0, inf)."),
+    ("w_solver", "lsqr", "The 'w_solver' parameter of LEML must be a str among"),
+    ("inner_tol", 0.0, "The 'inner_tol' parameter of LEML must be a float in the range (0, inf)."),
+])
+def test_invalid_parameters(param, value, message):
+    X, Y, _ = _problem(13)
+    with pytest.raises(InvalidParameterError, match=None) as err:
+        LEML(**{param: value}).fit(X, Y)
+    assert err.value.param == param and str(err.value).startswith(message)
+
+
+def test_solver_loss_mismatch_is_explained():
+    X, Y, observed = _problem(14, mask=0.5)
+    with pytest.raises(InvalidParameterError, match="w_solver='eig' needs loss='squared' and "
+                                                    "fully observed labels"):
+        LEML(w_solver="eig").fit(X, Y, observed=observed)
+    with pytest.raises(InvalidParameterError, match="w_solver='cg' needs loss='squared'"):
+        LEML(w_solver="cg", loss="logistic").fit(X, Y)
+
+
+def test_rank_above_min_dimensions_is_clamped():
+    X, Y, _ = _problem(15, d=4, L=6)
+    model = LEML(rank=50, max_iter=2).fit(X, Y)
+    assert model.rank_ == 4 and model.W_.shape == (4, 4) and model.H_.shape == (6, 4)
+
+
+def test_non_finite_and_mismatched_inputs():
+    X, Y, _ = _problem(16)
+    Xbad = X.copy()
+    Xbad.data[3] = np.nan
+    with pytest.raises(ValueError, match="X contains NaN or infinity"):
+        LEML().fit(Xbad, Y)
+    with pytest.raises(ValueError, match="X has 60 rows but Y has 59"):
+        LEML().fit(X, Y[:59])
+    with pytest.raises(ValueError, match="observed has shape"):
+        LEML().fit(X, Y, observed=sp.csr_matrix((60, 3)))
+    model = LEML(rank=2, max_iter=1).fit(X, Y)
+    with pytest.raises(ValueError, match="X has 5 features, the model was fitted with 8"):
+        model.decision_function(np.zeros((2, 5)))
+
+
+def test_non_finite_factors_raise_divergence_error(monkeypatch):
+    X, Y, _ = _problem(17)
+    monkeypatch.setattr(leml_module, "_ridge_shared", lambda AtA, YtA, lam: np.full(YtA.shape, np.inf))
+    with pytest.raises(DivergenceError, match="LEML diverged at outer iteration 1 "
+                                              r"\(non-finite factors\); try a larger l2_reg"):
+        LEML(rank=3).fit(X, Y)
+
+
+def test_any_nonzero_label_value_is_a_positive():
+    X, Y, _ = _problem(19)
+    Y2 = Y.copy()
+    Y2.data *= 3.0
+    a = LEML(rank=3, max_iter=3, random_state=0).fit(X, Y)
+    b = LEML(rank=3, max_iter=3, random_state=0).fit(X, Y2)
+    np.testing.assert_array_equal(a.W_, b.W_)
+    np.testing.assert_array_equal(Y2.data, 3.0)                   # input untouched
+
+
+def test_empty_rows_and_labels_without_positives_do_not_crash():
+    X, Y, _ = _problem(18)
+    X = X.tolil()
+    X[0, :] = 0
+    Y = Y.tolil()
+    Y[:, 1] = 0
+    for loss in ("squared", "logistic"):
+        model = LEML(rank=3, loss=loss, max_iter=2).fit(X.tocsr(), Y.tocsr())
+        assert np.isfinite(model.decision_function(X.tocsr())).all()
+
+
+def test_large_label_matrix_is_never_materialised():
+    """n x L = 2e4 x 5e3 (800 MB dense); the fit must stay far below that."""
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    n, d, L = 20_000, 50, 5_000
+    X = sp.random(n, d, density=0.1, random_state=0, format="csr")
+    nnz = 100_000
+    rows, cols = rng.integers(0, n, nnz), rng.integers(0, L, nnz)
+    observed = sp.csr_matrix((np.ones(nnz), (rows, cols)), shape=(n, L))
+    Y = sp.csr_matrix(((rng.random(nnz) < 0.2).astype(float), (rows, cols)), shape=(n, L))
+    tracemalloc.start()
+    try:
+        LEML(rank=4, loss="logistic", max_iter=2, inner_max_iter=3,
+             random_state=0).fit(X, Y, observed=observed)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 100e6
