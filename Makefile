@@ -10,6 +10,9 @@ export MLX_DATA_PATH := $(subst $() $(),:,$(strip $(MLX_DATA_PATH) $(SHARED_DATA
 
 PYTEST_ARGS ?=
 
+.DEFAULT_GOAL := help
+include tables.mk
+
 .PHONY: run test test-all smoke validate bench install data clean help
 
 help:
@@ -18,6 +21,8 @@ help:
 	@echo "make test-all  the test suite including slow tests"
 	@echo "make validate  check every config under configs/"
 	@echo "make bench     run the benchmarks under benchmarks/"
+	@echo "make tables    run and render every paper table that can run here (make tables-status: what each needs)"
+	@echo "make results-doc  regenerate docs/RESULTS.md from the rendered tables"
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

@@ -123,23 +123,6 @@ def validate(configs):
         click.echo(f"{path}: ok, {len(cells)} cells{note}")
 
 
-@cli.command()
-@click.argument("results", type=click.Path())
-@click.option("--split", default=None, help="Which split's table (default: all).")
-def table(results, split):
-    """Re-render the wide tables of a results directory (or results.csv)."""
-    from pathlib import Path
-
-    from mlx.runner.results import read_results, render_tables
-
-    frame = read_results(results)
-    if split:
-        frame = frame[frame["split"].isin([split]) | (frame["status"] != "ok")]
-    out = Path(results) if Path(results).is_dir() else Path(results).parent
-    title = str(frame["experiment"].iloc[0]) if len(frame) else ""
-    click.echo(render_tables(frame, out, title=title))
-
-
 # ----------------------------------------------------------------------------- listings
 @cli.command("methods")
 def methods_cmd():
@@ -244,6 +227,16 @@ def datasets_convert(name, fmt, out_dir):
         path = Path(out_dir) / f"{name}-{part}.{ext}"
         writer(ds, path)
         click.echo(str(path))
+
+
+def _add_table_commands() -> None:
+    from mlx.cli_tables import compare, plot, results_doc, table
+
+    for command in (table, compare, plot, results_doc):
+        cli.add_command(command)
+
+
+_add_table_commands()
 
 
 def main(argv=None):

@@ -1,0 +1,194 @@
+"""Commands for tables and figures: ``table``, ``compare``, ``plot``, ``results-doc``.
+
+They are added to the ``mlx`` group in :mod:`mlx.cli`, which turns
+:class:`~mlx.errors.MlxError` into one-line ``Error: ...`` messages.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import click
+
+__all__ = ["table", "compare", "plot", "results_doc"]
+
+DEFAULT_TABLES_DIR = "results/tables"
+
+
+def _is_spec(target: str) -> bool:
+    return Path(target).suffix.lower() in (".yaml", ".yml")
+
+
+def _command_line(*words) -> str:
+    """The command as a user would type it (recorded with the rendered table)."""
+    return " ".join(["mlx"] + [shlex.quote(str(w)) for w in words if w is not None])
+
+
+@click.command()
+@click.argument("target", type=click.Path())
+@click.option("--split", default=None,
+              help="Results mode: which split's wide table (default: all).")
+@click.option("-o", "--output-dir", type=click.Path(file_okay=False), default=None,
+              help=f"Spec mode: directory for <name>.md/.csv/.tex/.json "
+                   f"(default: {DEFAULT_TABLES_DIR}).")
+@click.option("--check", is_flag=True,
+              help="Spec mode: only report what is missing (configs, methods, data) to produce "
+                   "the table here; exit 0 when ready, 3 when something is missing.")
+@click.option("--list-configs", is_flag=True,
+              help="Spec mode: print the spec's config files, one per line, and exit.")
+@click.pass_context
+def table(ctx, target, split, output_dir, check, list_configs):
+    """Render a paper table from a spec, or re-render a run's own table.
+
+    TARGET is a table spec (configs/tables/NAME.yaml): our results beside the
+    published numbers, written to results/tables/NAME.{md,csv,tex} and printed as
+    Markdown. Or TARGET is a results directory or results.csv: its wide tables are
+    re-rendered (table.md, table.csv in that directory).
+    """
+    if _is_spec(target):
+        if split:
+            raise click.UsageError("--split applies to a results directory, not to a table spec")
+        _table_spec(ctx, target, output_dir, check, list_configs)
+        return
+    if output_dir or check or list_configs:
+        raise click.UsageError("--output-dir, --check and --list-configs apply to a table spec "
+                               "(a .yaml file)")
+    from mlx.runner.results import read_results, render_tables
+
+    frame = read_results(target)
+    if split:
+        frame = frame[frame["split"].isin([split]) | (frame["status"] != "ok")]
+    out = Path(target) if Path(target).is_dir() else Path(target).parent
+    title = str(frame["experiment"].iloc[0]) if len(frame) else ""
+    click.echo(render_tables(frame, out, title=title))
+
+
+def _table_spec(ctx, path, output_dir, check, list_configs):
+    from mlx.paper_tables import build_table, check_spec, load_spec, read_sources, write_table
+
+    if list_configs:
+        for c in load_spec(path, require_configs=False).configs:
+            click.echo(c)
+        return
+    if check:
+        spec = load_spec(path, require_configs=False)
+        missing = check_spec(spec)
+        if not missing:
+            n = len(spec.configs)
+            click.echo(f"{path}: ready ({n} config{'s' if n != 1 else ''})")
+            return
+        click.echo(f"{spec.name}: cannot be produced here yet:", err=True)
+        for line in missing:
+            click.echo(f"  - {line}", err=True)
+        ctx.exit(3)
+    spec = load_spec(path)
+    rendered = build_table(spec, read_sources(spec))
+    cmd = _command_line("table", *(("-o", output_dir) if output_dir else ()), path)
+    result = write_table(rendered, output_dir or DEFAULT_TABLES_DIR, command=cmd)
+    click.echo(result["markdown"])
+    click.echo(f"wrote {', '.join(str(p) for k, p in result['paths'].items() if k != 'json')}",
+               err=True)
+
+
+@click.command()
+@click.argument("results", type=click.Path())
+@click.option("--paper", required=True, help="Paper to compare with: leml, mom, lsvv, similarity.")
+@click.option("--table", "tables", multiple=True,
+              help="Only these published tables (repeatable), e.g. --table 6.")
+@click.option("--metric", "metrics", multiple=True, help="Only these metrics (repeatable).")
+@click.option("-o", "--output-dir", type=click.Path(file_okay=False), default=None,
+              help="Also write compare-PAPER.md/.csv/.tex/.json to this directory.")
+def compare(results, paper, tables, metrics, output_dir):
+    """Compare any results directory (or results.csv) with a paper's published numbers.
+
+    Rows are matched automatically by dataset, method (result label such as LEML-SQ,
+    else method and its loss parameter), k/L, observed ratio and metric.
+    """
+    from mlx.paper_tables import Source, build_table, compare_spec, render_markdown, write_table
+    from mlx.runner.results import read_results
+
+    frame = read_results(results)
+    spec, notes = compare_spec(frame, paper, tables=list(tables) or None,
+                               metrics=list(metrics) or None, source=str(results))
+    run_dir = Path(results) if Path(results).is_dir() else Path(results).parent
+    src = Source(str(results), "results", run_dir, frame, _manifest(run_dir))
+    rendered = build_table(spec, [src])
+    if output_dir:
+        words = ["compare", results, "--paper", paper]
+        for t in tables:
+            words += ["--table", t]
+        for m in metrics:
+            words += ["--metric", m]
+        md = write_table(rendered, output_dir, command=_command_line(*words, "-o", output_dir)
+                         )["markdown"]
+    else:
+        md = render_markdown(rendered)
+    click.echo(md)
+    for note in notes:
+        click.echo(f"Note: {note}", err=True)
+
+
+def _manifest(run_dir: Path):
+    import json
+
+    try:
+        return json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+@click.command()
+@click.argument("target", type=click.Path())
+@click.option("--x", "x", type=click.Choice(["rank_ratio", "observed_ratio"]), default=None,
+              help="Horizontal axis: k/L or the observed-label ratio (required for results).")
+@click.option("--metric", default=None, help="Metric on the vertical axis, e.g. p@1 "
+                                              "(required for results).")
+@click.option("--paper", default="auto", show_default=True,
+              help="Published values to overlay (dashed): a paper name, 'auto' (the paper "
+                   "matching most points) or 'none'.")
+@click.option("--dataset", "datasets", multiple=True, help="Only these datasets (repeatable).")
+@click.option("-o", "--output-dir", type=click.Path(file_okay=False), default=None,
+              help="Directory for the PNG and PDF files (default: <results>/figures, or "
+                   f"{DEFAULT_TABLES_DIR} for a spec).")
+def plot(target, x, metric, paper, datasets, output_dir):
+    """Plot a metric against k/L or the observed ratio, one line per method.
+
+    TARGET is a results directory or results.csv (then --x and --metric are needed), or a
+    table spec, whose 'figures' are drawn from its results. Published values are drawn
+    as dashed lines with open markers in the method's colour.
+    """
+    from mlx.plot import plot_results, plot_spec
+
+    if _is_spec(target):
+        if x or metric:
+            raise click.UsageError("--x and --metric apply to results; a spec lists its figures")
+        from mlx.paper_tables import load_spec
+
+        paths, notes = plot_spec(load_spec(target), output_dir or DEFAULT_TABLES_DIR)
+        for note in notes:
+            click.echo(f"Note: {note}", err=True)
+    else:
+        if not x or not metric:
+            raise click.UsageError("plotting results needs --x and --metric")
+        from mlx.runner.results import read_results
+
+        frame = read_results(target)
+        run_dir = Path(target) if Path(target).is_dir() else Path(target).parent
+        paths = plot_results(frame, x=x, metric=metric, out_dir=output_dir or run_dir / "figures",
+                             paper=paper, datasets=list(datasets) or None, source=str(target))
+    for p in paths:
+        click.echo(str(p))
+
+
+@click.command("results-doc")
+@click.option("--tables-dir", type=click.Path(file_okay=False), default=DEFAULT_TABLES_DIR,
+              show_default=True, help="Where 'mlx table SPEC' wrote the rendered tables.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default="docs/RESULTS.md",
+              show_default=True, help="The document to write.")
+def results_doc(tables_dir, output):
+    """Write docs/RESULTS.md from the rendered paper tables and their runs' manifests."""
+    from mlx.paper_tables import write_results_doc
+
+    path, n = write_results_doc(tables_dir, output)
+    click.echo(f"wrote {path} ({n} table{'s' if n != 1 else ''})")

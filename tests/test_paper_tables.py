@@ -1,0 +1,351 @@
+"""Paper tables: published numbers, spec validation, rendering, compare and results-doc."""
+
+import json
+import textwrap
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from mlx import cli_tables
+from mlx.cli import cli
+from mlx.paper_tables import (auto_series, build_table, compare_spec, load_spec, published,
+                              read_sources, render_csv, render_latex, render_markdown,
+                              results_doc_text, write_table)
+from mlx.reference import build as reference_build
+from mlx.runner.results import COLUMNS
+
+for _cmd in (cli_tables.table, cli_tables.compare, cli_tables.plot, cli_tables.results_doc):
+    cli.add_command(_cmd)
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args], obj={})
+
+
+def row(label, method, loss, rank_ratio, observed, metric, value, *, rep=0, status="ok",
+        dataset="bibtex"):
+    ok = status == "ok"
+    return dict(run_id="r1", cell_id=f"{label}-{rank_ratio}-{observed}-{rep}", experiment="t",
+                dataset=dataset, method=method, label=label,
+                params=json.dumps({"loss": loss}, separators=(",", ":")),
+                rank_ratio=rank_ratio, observed_ratio=observed, repetition=rep,
+                split="test" if ok else "", metric=metric if ok else "",
+                value=value if ok else None, status=status,
+                message="" if ok else "does not support missing labels", fit_seconds=2.0)
+
+
+def write_results(directory, rows, manifest=None):
+    directory.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(rows, columns=COLUMNS).to_csv(directory / "results.csv", index=False)
+    if manifest:
+        (directory / "manifest.json").write_text(json.dumps(manifest))
+    return directory
+
+
+SMALL_ROWS = [
+    row("LEML-SQ", "leml", "squared", 0.2, 1.0, "p@1", 0.60),     # paper 58.33: +1.67
+    row("LEML-SQ", "leml", "squared", 0.4, 1.0, "p@1", 0.58),     # paper 60.99: -2.99, worse
+    row("BR-LR", "br", "logistic", None, 1.0, "p@1", 0.55),       # no rank; not in Table 6
+    row("CPLST", "cplst", "squared", 0.2, 1.0, "", None, status="skipped"),
+]
+
+SPEC = """
+title: Test table
+paper: leml
+tables: [6]
+results: [{results}]
+series: [LEML-SQ, BCS, CPLST, BR-LR]
+axes: {{dataset: [bibtex], k_over_L: [0.2, 0.4], observed: [1.0]}}
+layout: {{blocks: [metric], rows: [dataset, k_over_L], columns: [series]}}
+metrics:
+  p@1: {{tolerance: 1.0}}
+"""
+
+
+@pytest.fixture
+def small(tmp_path):
+    res = write_results(tmp_path / "res", SMALL_ROWS)
+    spec = tmp_path / "small.yaml"
+    spec.write_text(SPEC.format(results=res))
+    return spec, res
+
+
+EXPECTED_MD = """\
+# Test table
+
+## top-1 accuracy (%) — LEML Table 6
+
+| dataset | k/L | LEML-SQ | BCS | CPLST | BR-LR |
+|---|---|---:|---:|---:|---:|
+| bibtex | 20% | 60.00 / 58.33 (+1.67) | — / 41.43 | skipped / 55.55 | 55.00 / n/p |
+|  | 40% | 58.00 / 60.99 (-2.99) ▼ | — / 54.63 | — / 58.73 | 55.00 / n/p |
+
+Each cell: ours / published (ours − published), in the unit of the block heading. ▼ worse \
+than the paper by more than the tolerance; n/p no published value; — not run yet. \
+Tolerances: p@1 1.00 (higher is better).
+
+**Within tolerance: 1 of 2 compared cells** (1 ▼); 2 n/p; 3 not run; 1 skipped or failed.
+
+Results:
+
+- `{res}`: 4 cells, run r1
+"""
+
+
+# ----------------------------------------------------------------------------- reference data
+def test_shipped_reference_equals_rebuild_from_transcriptions():
+    from importlib.resources import files
+
+    for name, text in reference_build.build().items():
+        assert (files("mlx.reference") / name).read_text(encoding="utf-8") == text, name
+
+
+def test_published_units_and_scale():
+    pub = published()
+    r = pub[(pub["paper"] == "leml") & (pub["table"] == "6") & (pub["dataset"] == "bibtex")
+            & (pub["method"] == "LEML") & (pub["loss"] == "SQ") & (pub["k_over_L"] == 0.2)]
+    assert len(r) == 1 and r["metric"].iloc[0] == "p@1"
+    assert (r["value"].iloc[0], r["unit"].iloc[0], r["scale"].iloc[0]) == (58.33, "%", 100)
+    auc = pub[(pub["paper"] == "leml") & (pub["metric"] == "auc")]
+    assert set(auc["unit"]) == {"fraction"} and (auc["value"] <= 1).all()
+    assert set(pub["paper"]) == {"leml", "mom", "lsvv", "similarity"}
+    # The paper prints two values for one setting; both are kept, with a note.
+    both = pub[(pub["paper"] == "leml") & pub["table"].isin(["5", "15"]) & (pub["method"] == "BCS")
+               & (pub["metric"] == "auc") & (pub["dataset"] == "bibtex")
+               & (pub["k_over_L"] == 0.4) & (pub["observed"] == 0.2)]
+    assert sorted(both["value"]) == [0.7817, 0.7871]
+    assert both["note"].str.contains("prints").all()
+
+
+def test_duration_parsing():
+    assert reference_build.duration_seconds("3h40min") == ("13200", "")
+    assert reference_build.duration_seconds(">2 days")[0] == "172800"
+    assert "lower bound" in reference_build.duration_seconds(">2 days")[1]
+
+
+# ----------------------------------------------------------------------------- rendering
+def test_markdown_exact(small):
+    spec_path, res = small
+    spec = load_spec(spec_path)
+    table = build_table(spec, read_sources(spec))
+    assert render_markdown(table) == EXPECTED_MD.format(res=res)
+
+
+def test_missing_values_are_marked_never_zero(small):
+    spec_path, _ = small
+    spec = load_spec(spec_path)
+    table = build_table(spec, read_sources(spec))
+    frame = pd.read_csv(pd.io.common.StringIO(render_csv(table)))
+    states = dict(zip(zip(frame["series"], frame["k_over_L"]), frame["state"]))
+    assert states[("BCS", 0.2)] == "not run"
+    assert states[("BR-LR", 0.2)] == "n/p"
+    assert states[("CPLST", 0.2)] == "skipped"
+    assert states[("LEML-SQ", 0.4)] == "worse"
+    assert frame.loc[frame["state"] == "not run", "ours"].isna().all()
+    assert frame.loc[frame["state"] == "n/p", "published"].isna().all()
+    md = render_markdown(table)
+    assert "| 0.00 /" not in md and "/ 0.00 " not in md and "/ 0.00 |" not in md
+    tex = render_latex(table)
+    assert r"-- / 41.43" in tex and "55.00 / n/p" in tex and r"$\blacktriangledown$" in tex
+
+
+def test_repetitions_are_averaged_and_metric_shown_as_fraction(tmp_path):
+    rows = [row("LEML-SQ", "leml", "squared", 0.2, 1.0, "auc", v, rep=i)
+            for i, v in enumerate((0.88, 0.90))]
+    res = write_results(tmp_path / "res", rows)
+    spec = tmp_path / "s.yaml"
+    spec.write_text(SPEC.format(results=res).replace("tables: [6]", "tables: [10]")
+                    .replace("p@1: {tolerance: 1.0}", "auc: {tolerance: 0.01}"))
+    s = load_spec(spec)
+    cell = next(c for c in build_table(s, read_sources(s)).cells
+                if c.key["series"] == "LEML-SQ" and c.key["k_over_L"] == 0.2)
+    assert cell.text() == "0.8900 / 0.8910 (-0.0010)" and cell.n_rep == 2
+    assert cell.state == "ok"
+
+
+def test_table_command_writes_files_and_prints_markdown(small, tmp_path):
+    spec_path, res = small
+    out = tmp_path / "tables"
+    r = invoke("table", "-o", out, spec_path)
+    assert r.exit_code == 0, r.output
+    assert r.stdout == EXPECTED_MD.format(res=res) + "\n"
+    for ext in ("md", "csv", "tex", "json"):
+        assert (out / f"small.{ext}").stat().st_size > 0
+    meta = json.loads((out / "small.json").read_text())
+    assert meta["command"] == f"mlx table -o {out} {spec_path}"
+    assert meta["counts"]["worse"] == 1
+
+
+def test_table_command_still_renders_a_results_directory(small):
+    _, res = small
+    r = invoke("table", res)
+    assert r.exit_code == 0, r.output
+    assert "| LEML-SQ |" in r.output and (res / "table.md").exists()
+
+
+# ----------------------------------------------------------------------------- spec errors
+@pytest.mark.parametrize("edit, message", [
+    (lambda s: s.replace("results: [{results}]", "configs: [nope.yaml]"),
+     "configs[0]: config file 'nope.yaml' not found"),
+    (lambda s: s.replace("p@1: {{tolerance: 1.0}}", "p@0: {{tolerance: 1.0}}"),
+     "metrics.p@0: invalid metric 'p@0': k in 'p@<k>' must be an integer >= 1, as in 'p@3'; "
+     "got '0'"),
+    (lambda s: s.replace("paper: leml", "paper: lemml"),
+     "paper: unknown paper 'lemml'. Did you mean 'leml'? Available papers: leml, lsvv, mom, "
+     "similarity"),
+    (lambda s: s.replace("tables: [6]", "tables: [16]"),
+     "tables[0]: paper 'leml' has no published table '16'. Tables: 3, 4, 5, 6, 7, 8, 9, 10, 11, "
+     "12, 13, 14, 15"),
+    (lambda s: s.replace("layout:", "layuot:"),
+     "unknown key 'layuot'. Did you mean 'layout'? Valid keys at the top level: axes, configs, "
+     "dataset_aliases, description, figures, layout, metrics, name, needs, paper, results, "
+     "series, tables, title, variants"),
+    (lambda s: s.replace("columns: [series]", "columns: [method]"),
+     "layout.columns[0]: unknown axis 'method'. Available axiss: dataset, k, k_over_L, metric, "
+     "observed, series, variant"),
+])
+def test_bad_spec_is_one_line_error_exit_2(tmp_path, edit, message):
+    spec = tmp_path / "bad.yaml"
+    spec.write_text(edit(SPEC).format(results=tmp_path))
+    r = invoke("table", spec)
+    assert r.exit_code == 2
+    assert r.output == f"Error: {spec}: {message}\n"
+
+
+def test_unknown_metric_name_lists_valid_names(tmp_path):
+    spec = tmp_path / "bad.yaml"
+    spec.write_text(SPEC.format(results=tmp_path).replace("p@1:", "top1:"))
+    r = invoke("table", spec)
+    assert r.exit_code == 2
+    assert r.output.startswith(f"Error: {spec}: metrics.top1: unknown metric 'top1'.")
+    assert "fit_seconds" in r.output and r.output.count("\n") == 1
+
+
+def test_check_and_list_configs(tmp_path):
+    spec = tmp_path / "s.yaml"
+    spec.write_text(SPEC.format(results=tmp_path).replace("results: [" + str(tmp_path) + "]",
+                                                          "configs: [configs/absent.yaml]"))
+    r = invoke("table", "--list-configs", spec)
+    assert r.exit_code == 0 and r.stdout == "configs/absent.yaml\n"
+    r = invoke("table", "--check", spec)
+    assert r.exit_code == 3
+    assert r.stderr == ("s: cannot be produced here yet:\n"
+                        "  - configs/absent.yaml: config not written yet\n")
+
+
+def test_check_reports_unimplemented_method(tmp_path):
+    config = tmp_path / "c.yaml"
+    config.write_text(textwrap.dedent("""
+        name: c
+        dataset: {synthetic: {n_samples: 50, n_features: 5, n_labels: 4, rank: 2, seed: 0}}
+        methods: [{name: notamethod}]
+    """))
+    spec = tmp_path / "s.yaml"
+    spec.write_text(SPEC.format(results=tmp_path).replace(
+        "results: [" + str(tmp_path) + "]", f"configs: [{config}]"))
+    r = invoke("table", "--check", spec)
+    assert r.exit_code == 3
+    assert f"{config}: method 'notamethod' is not implemented yet" in r.stderr
+
+
+def test_spec_with_a_config_reads_its_output_directory(tmp_path):
+    out = tmp_path / "runs" / "c"
+    write_results(out, SMALL_ROWS)
+    config = tmp_path / "c.yaml"
+    config.write_text(f"name: c\ndataset: bibtex\nmethods: [br]\noutput: {out}\n")
+    spec = tmp_path / "s.yaml"
+    spec.write_text(SPEC.format(results=tmp_path).replace(
+        "results: [" + str(tmp_path) + "]", f"configs: [{config}]"))
+    s = load_spec(spec)
+    md = render_markdown(build_table(s, read_sources(s)))
+    assert "60.00 / 58.33 (+1.67)" in md and f"`{config}` → `{out}/`" in md
+
+
+def test_every_shipped_spec_loads():
+    from pathlib import Path
+
+    specs = sorted((Path(__file__).resolve().parents[1] / "configs" / "tables").glob("*.yaml"))
+    assert len(specs) >= 8
+    for path in specs:
+        spec = load_spec(path, require_configs=False)
+        assert spec.configs and spec.series and spec.metrics
+
+
+# ----------------------------------------------------------------------------- compare
+COMPARE_ROWS = [
+    row("LEML-SQ", "leml", "squared", 0.2, 1.0, "p@1", 0.60),
+    row("LEML-SQ", "leml", "squared", 0.4, 1.0, "p@1", 0.62),
+    row("leml", "leml", "logistic", 0.2, 1.0, "p@1", 0.47),       # matched by method + loss
+    row("mystery", "mystery", "squared", 0.2, 1.0, "p@1", 0.10),  # no counterpart
+    row("LEML-SQ", "leml", "squared", 0.2, 1.0, "micro_f1", 0.3),  # not published
+]
+
+
+def test_auto_series_matches_label_then_method_and_loss():
+    frame = pd.DataFrame(COMPARE_ROWS, columns=COLUMNS)
+    series, unmatched = auto_series(frame, "leml")
+    assert [(s.name, s.paper) for s in series] == [
+        ("LEML-SQ", {"method": "LEML", "loss": "SQ"}), ("leml", {"method": "LEML", "loss": "LR"})]
+    assert unmatched == ["mystery"]
+    frame = pd.DataFrame([row("WSABIE", "wsabie", "warp", 0.2, 1.0, "p@1", 0.5),
+                          row("BR-SH", "br", "squared_hinge", None, 0.2, "p@1", 0.5)],
+                         columns=COLUMNS)
+    series, _ = auto_series(frame, "leml")
+    assert [s.paper for s in series] == [{"method": "WSABIE"}, {"method": "BR", "loss": "SH"}]
+
+
+def test_compare_auto_matches_rows(tmp_path):
+    res = write_results(tmp_path / "res", COMPARE_ROWS)
+    r = invoke("compare", res, "--paper", "leml")
+    assert r.exit_code == 0, r.output
+    assert "| dataset | k/L | LEML-SQ | leml |" in r.stdout
+    assert "| bibtex | 20% | 60.00 / 58.33 (+1.67) | 47.00 / 46.20 (+0.80) |" in r.stdout
+    assert "|  | 40% | 62.00 / 60.99 (+1.01) | — / 50.78 |" in r.stdout
+    assert "Note: no published counterpart in leml for: mystery" in r.stderr
+    assert "Note: not published in leml: micro_f1" in r.stderr
+
+
+def test_compare_missing_label_rate_uses_missing_label_tables(tmp_path):
+    rows = [row("BR-LR", "br", "logistic", None, 0.2, "p@1", 0.5594)]
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    spec, _ = compare_spec(frame, "leml")
+    from mlx.paper_tables import Source
+
+    table = build_table(spec, [Source("x", "results", tmp_path, frame, None)])
+    (cell,) = table.cells
+    assert cell.text() == "55.94 / 55.94 (+0.00)" and cell.table == "11"
+
+
+def test_compare_unknown_paper_is_one_line(tmp_path):
+    res = write_results(tmp_path / "res", COMPARE_ROWS)
+    r = invoke("compare", res, "--paper", "lem")
+    assert r.exit_code == 2
+    assert r.output == ("Error: unknown paper 'lem'. Did you mean 'leml'? Available papers: "
+                        "leml, lsvv, mom, similarity\n")
+
+
+# ----------------------------------------------------------------------------- results doc
+def test_results_doc_lists_command_and_machine(small, tmp_path):
+    spec_path, res = small
+    (res / "manifest.json").write_text(json.dumps({
+        "run_id": "r1", "cpu": "Test CPU", "cpu_count": 4, "jobs": 2,
+        "blas_threads_per_worker": 1, "git_commit": "0123456789abcdef", "git_dirty": True,
+        "versions": {"mlx": "0.1.0", "numpy": "2.0"}, "finished": "2026-01-01T00:00:00Z"}))
+    out = tmp_path / "tables"
+    spec = load_spec(spec_path)
+    write_table(build_table(spec, read_sources(spec)), out, command=f"mlx table {spec_path}")
+    text, n = results_doc_text(out)
+    assert n == 1
+    assert f"by `mlx table {spec_path}`" in text
+    assert "| Test CPU (4 CPUs) | 2 (BLAS 1) | mlx 0.1.0, numpy 2.0 | 0123456789 (dirty) |" in text
+    assert "### top-1 accuracy (%) — LEML Table 6" in text
+    assert "\nResults:\n" not in text
+    doc = tmp_path / "RESULTS.md"
+    r = invoke("results-doc", "--tables-dir", out, "-o", doc)
+    assert r.exit_code == 0 and doc.read_text() == text
+
+
+def test_results_doc_without_tables(tmp_path):
+    text, n = results_doc_text(tmp_path / "none")
+    assert n == 0 and "No paper table has been rendered yet" in text
