@@ -194,7 +194,10 @@ def run_cell(cell) -> dict:
         method.fit(X_train, Y_obs, observed=mask)
         record["fit_seconds"] = time.perf_counter() - t0
         record["converged"] = _jsonable(getattr(method, "converged_", None))
-        record["n_iter"] = _jsonable(getattr(method, "n_iter_", None))
+        n_iter = getattr(method, "n_iter_", None)
+        if n_iter is not None and np.ndim(n_iter) > 0:  # per-label counts: report the largest
+            n_iter = int(np.max(n_iter)) if np.size(n_iter) else 0
+        record["n_iter"] = _jsonable(n_iter)
         t0 = time.perf_counter()
         for split_name in cell.eval_splits:
             X, Y = (X_test, split.test.Y) if split_name == "test" else (X_train, split.train.Y)
