@@ -78,9 +78,25 @@ def test_missing_dataset_is_one_line_exit_1_nothing_written(tmp_path, monkeypatc
     r = invoke("run", "-q", "-j", "1", "-o", str(out), str(p))
     assert r.exit_code == 1
     lines = r.output.strip().splitlines()
-    assert lines[-1].startswith("Error: 1 cell(s) failed; first: br[rep=0]: dataset 'scene': file ")
+    assert lines[-1].startswith("Error: dataset 'scene': file ")
     assert "mlx datasets fetch scene" in lines[-1]
-    assert not list((out / "cells").glob("*.json")) if (out / "cells").exists() else True
+    assert not out.exists()
+
+
+def test_malformed_data_line_is_one_line_exit_1(tmp_path):
+    train = tmp_path / "train.svm"
+    train.write_text("0,1 1:1.0 3:2.0\n1 2:abc\n")
+    test = tmp_path / "test.svm"
+    test.write_text("0 1:1.0\n")
+    p = write(tmp_path, CONFIG.replace(
+        "dataset:\n  synthetic: {n_samples: 120, n_features: 12, n_labels: 6, rank: 2, seed: 0}",
+        f"dataset: {{format: libsvm-multilabel, train: {train}, test: {test}}}"))
+    out = tmp_path / "out"
+    r = invoke("run", "-q", "-j", "1", "-o", str(out), str(p))
+    assert r.exit_code == 1
+    assert r.output.startswith(f"Error: {train}:2: ")
+    assert len(r.output.strip().splitlines()) == 1
+    assert not out.exists()
 
 
 def test_table_on_missing_results(tmp_path):

@@ -70,6 +70,13 @@ def run_experiment(config: Config, *, jobs: int | None = None, force: bool = Fal
         _echo(f"{n_reused} of {len(cells)} cells already finished in {out}/cells; "
               f"running {len(todo)} (use --force to recompute)", quiet)
 
+    if todo:
+        # Load (and cache) the data once up front: a missing or malformed file fails the run
+        # here with one clear error, before anything is written, and workers find it parsed.
+        from mlx.data.catalog import load_split
+
+        load_split(config.dataset)
+
     # Heavy cells first keeps the pool busy to the end (rank and label count grow cost).
     todo.sort(key=lambda c: (-(c.rank_ratio or 0.0), c.order))
 
