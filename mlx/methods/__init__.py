@@ -1,6 +1,7 @@
 """Methods register themselves on import; import every module here."""
 
 from mlx.methods.base import METHODS  # noqa: F401
+from mlx.methods import bcs  # noqa: F401
 from mlx.methods import br  # noqa: F401
 from mlx.methods import cplst  # noqa: F401
 from mlx.methods import leml  # noqa: F401
