@@ -20,6 +20,7 @@ import scipy.sparse as sp
 from scipy.special import gammaln
 
 from mlx.errors import DivergenceError
+from mlx.methods._validation import check_fit_data, check_n_features
 from mlx.methods.base import METHODS, BaseMethod, Interval, check_is_fitted
 
 __all__ = ["BCS", "draw_projection", "infer_labels", "label_posterior"]
@@ -31,27 +32,6 @@ _WORK_ENTRIES = 1 << 22
 (rows, n_labels), or a block of pair products of shape (block * rank, n_labels)."""
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
-
-
-# ----------------------------------------------------------------------------- input checks
-def _as_csr(X, name: str) -> sp.csr_matrix:
-    """float64 CSR with sorted indices; no copy when ``X`` already is one."""
-    if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=np.float64)
-        if not X.has_sorted_indices:
-            X = X.sorted_indices()
-        return X
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D matrix; got an array of shape {X.shape}")
-    return sp.csr_matrix(X)
-
-
-def _pattern(M) -> sp.csr_matrix:
-    """CSR matrix of ones at the stored entries of ``M`` (non-zeros if dense); a fresh copy."""
-    M = sp.csr_matrix(M, copy=True) if sp.issparse(M) else sp.csr_matrix(np.asarray(M))
-    M.sum_duplicates()
-    return sp.csr_matrix((np.ones(M.nnz), M.indices, M.indptr), shape=M.shape)
 
 
 # ----------------------------------------------------------------------------- kernels
@@ -442,23 +422,6 @@ class BCS(BaseMethod):
         return 0.5
 
     # -- fitting ------------------------------------------------------------
-    def _check_data(self, X, Y, observed):
-        X = _as_csr(X, "X")
-        n = X.shape[0]
-        if not sp.issparse(Y):
-            Y = np.asarray(Y)
-        if Y.ndim != 2 or Y.shape[0] != n:
-            raise ValueError(f"Y must have shape (n_samples, n_labels) with n_samples = {n}; "
-                             f"got {Y.shape}")
-        pos = _pattern(Y != 0)
-        obs = None
-        if observed is not None:
-            if observed.shape != Y.shape:
-                raise ValueError(f"observed has shape {observed.shape} but Y has {Y.shape}")
-            obs = _pattern(observed)
-            pos = _pattern(pos.multiply(obs))                     # positives inside Omega
-        return X, pos, obs
-
     def fit(self, X, Y, *, observed=None):
         """Fit the variational posterior.
 
@@ -477,7 +440,8 @@ class BCS(BaseMethod):
         """
         self._validate_params()
         start = time.perf_counter()
-        X, pos, obs = self._check_data(X, Y, observed)
+        data = check_fit_data("BCS", X, Y, observed)
+        X, pos, obs = data.X, data.positives, data.observed
         n, d = X.shape
         L = pos.shape[1]
         k = self.rank
@@ -576,10 +540,7 @@ class BCS(BaseMethod):
     def decision_function(self, X) -> np.ndarray:
         """Posterior means ``E[y]`` of shape (n_rows, n_labels); rows are independent."""
         check_is_fitted(self, "W_")
-        X = _as_csr(X, "X")
-        d = self.n_features_in_
-        if X.shape[1] != d:
-            raise ValueError(f"X has {X.shape[1]} features, but BCS was fitted with {d}")
+        X = check_n_features("BCS", X, self.n_features_in_)
         sigma2, chi2 = float(self.sigma) ** 2, float(self.chi) ** 2
         Zhat = np.asarray(X @ self.W_)                            # E[W]'x
         return infer_labels(self.Phi_, Zhat, noise_mean=sigma2 + chi2, noise_cov=chi2,

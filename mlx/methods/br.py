@@ -27,6 +27,7 @@ from liblinear.liblinear import (
     toPyModel,
 )
 
+from mlx.methods._validation import check_fit_data, check_n_features
 from mlx.methods.base import METHODS, BaseMethod, Interval, StrOptions, check_is_fitted
 
 __all__ = ["BR"]
@@ -47,28 +48,6 @@ _CG_BLOCK = 64
 
 _RIDGE_RTOL = 1e-10
 """Block CG stops a label when ||A_j w_j - b_j|| <= _RIDGE_RTOL * ||b_j||."""
-
-
-# ----------------------------------------------------------------------------- input checks
-def _as_csr(X, name: str) -> sp.csr_matrix:
-    """float64 CSR with sorted indices; no copy when ``X`` already is one."""
-    if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=np.float64)
-        if not X.has_sorted_indices:
-            X = X.sorted_indices()
-    else:
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim != 2:
-            raise ValueError(f"{name} must be a 2-D matrix; got an array of shape {X.shape}")
-        X = sp.csr_matrix(X)
-    return X
-
-
-def _pattern_csc(M) -> sp.csc_matrix:
-    """CSC matrix of ones at the stored entries of ``M`` (a fresh copy; sorted, no duplicates)."""
-    M = sp.csc_matrix(M, copy=True) if sp.issparse(M) else sp.csc_matrix(np.asarray(M) != 0)
-    M.sum_duplicates()
-    return sp.csc_matrix((np.ones(M.nnz), M.indices, M.indptr), shape=M.shape)
 
 
 # ----------------------------------------------------------------------------- ridge kernels
@@ -480,26 +459,15 @@ class BR(BaseMethod):
         Raises
         ------
         ValueError
-            Mismatched shapes, or non-finite values in ``X``.
+            Mismatched shapes, empty input, or non-finite values in ``X`` or ``Y``.
         """
         self._validate_params()
         start = time.perf_counter()
-        X = _as_csr(X, "X")
+        data = check_fit_data("BR", X, Y, observed)
+        X = data.X
         n, d = X.shape
-        if not np.isfinite(X.data).all():
-            raise ValueError("X contains NaN or infinity")
-        if not sp.issparse(Y):
-            Y = np.asarray(Y)
-        if Y.ndim != 2 or Y.shape[0] != n:
-            raise ValueError(f"Y must have shape (n_samples, n_labels) with n_samples = {n}; "
-                             f"got {Y.shape}")
-        pos = _pattern_csc(Y != 0)
-        obs = None
-        if observed is not None:
-            if observed.shape != Y.shape:
-                raise ValueError(f"observed has shape {observed.shape} but Y has {Y.shape}")
-            obs = _pattern_csc(observed)
-            pos = _pattern_csc(pos.multiply(obs))                 # positives inside Omega
+        pos = data.positives.tocsc()                              # positives inside Omega
+        obs = None if data.observed is None else data.observed.tocsc()  # None: all observed
         trained = np.diff(pos.indptr) > 0
         bias = float(self.bias)
 
@@ -520,17 +488,15 @@ class BR(BaseMethod):
         self.untrained_labels_ = np.flatnonzero(~trained)
         self.n_iter_ = n_iter
         self.converged_ = bool(converged)
-        log.debug("br[%s] fit %d labels (%d untrained) in %.2fs", self.loss, Y.shape[1],
+        log.debug("br[%s] fit %d labels (%d untrained) in %.2fs", self.loss, pos.shape[1],
                   self.untrained_labels_.size, time.perf_counter() - start)
         return self
 
     def decision_function(self, X) -> np.ndarray:
         """Scores of shape (n_rows, n_labels); any row slice of X can be scored on its own."""
         check_is_fitted(self, "W_")
-        X = _as_csr(X, "X")
         d = self.n_features_in_
-        if X.shape[1] != d:
-            raise ValueError(f"X has {X.shape[1]} features, but BR was fitted with {d}")
+        X = check_n_features("BR", X, d)
         scores = np.asarray(X @ self.W_[:d])
         if self.bias_ >= 0:
             scores += self.bias_ * self.W_[d]

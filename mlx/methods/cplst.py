@@ -14,8 +14,8 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.linalg as sla
-import scipy.sparse as sp
 
+from mlx.methods._validation import check_fit_data, check_n_features
 from mlx.methods.base import METHODS, BaseMethod, Interval, check_is_fitted
 
 __all__ = ["CPLST"]
@@ -25,23 +25,6 @@ log = logging.getLogger(__name__)
 DENSE_MAX = 20000
 """Largest ``n_features`` or ``n_labels`` CPLST accepts: it needs dense square matrices of
 both sizes (20000^2 float64 is 3.2 GB)."""
-
-
-def _as_csr(M, name: str) -> sp.csr_matrix:
-    """float64 CSR with sorted indices and no duplicates; no copy when already one."""
-    if sp.issparse(M):
-        M = sp.csr_matrix(M, dtype=np.float64)
-        if not M.has_canonical_format:
-            M = M.copy()
-            M.sum_duplicates()
-    else:
-        M = np.asarray(M, dtype=np.float64)
-        if M.ndim != 2:
-            raise ValueError(f"CPLST: {name} must be a 2-D matrix; got shape {M.shape}")
-        M = sp.csr_matrix(M)
-    if not np.isfinite(M.data).all():
-        raise ValueError(f"CPLST: {name} contains NaN or infinity")
-    return M
 
 
 def ridge_solve(G: np.ndarray, B: np.ndarray, l2_reg: float) -> np.ndarray:
@@ -209,25 +192,13 @@ class CPLST(BaseMethod):
         """
         self._validate_params()
         start = time.perf_counter()
-        X = _as_csr(X, "X")
-        Y = _as_csr(Y, "Y")
+        data = check_fit_data("CPLST", X, Y, observed)
+        if data.observed is not None:
+            raise ValueError("CPLST does not support missing labels: observed must be None "
+                             "or mark every entry of Y")
+        X, P = data.X, data.positives                                     # P: 0/1 pattern of Y
         n, d = X.shape
-        L = Y.shape[1]
-        if Y.shape[0] != n:
-            raise ValueError(f"CPLST: X has {n} rows but Y has {Y.shape[0]}")
-        if n == 0 or d == 0 or L == 0:
-            raise ValueError(f"CPLST: empty input (X {X.shape}, Y {Y.shape})")
-        if observed is not None:
-            if observed.shape != Y.shape:
-                raise ValueError(f"CPLST: observed has shape {observed.shape}, Y has {Y.shape}")
-            obs = sp.csr_matrix(observed)
-            obs.sum_duplicates()
-            if obs.nnz != n * L:
-                raise ValueError("CPLST does not support missing labels: observed must be None "
-                                 "or mark every entry of Y")
-        P = Y.copy()                                                      # 0/1 pattern of Y
-        P.data = (P.data != 0).astype(np.float64)
-        P.eliminate_zeros()
+        L = P.shape[1]
         rank = int(min(self.rank, L))
         lam = float(self.l2_reg)
 
@@ -256,10 +227,7 @@ class CPLST(BaseMethod):
     def decision_function(self, X) -> np.ndarray:
         """Scores ``X W_ H_' + mean_`` of shape (n_rows, n_labels), for any row slice."""
         check_is_fitted(self, "W_")
-        X = _as_csr(X, "X")
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but CPLST was fitted with "
-                             f"{self.n_features_in_}")
+        X = check_n_features("CPLST", X, self.n_features_in_)
         scores = np.asarray(X @ self.W_) @ self.H_.T
         scores += self.mean_
         return scores

@@ -15,37 +15,12 @@ import scipy.sparse as sp
 
 from mlx.errors import DivergenceError
 from mlx.kernels.warp import project_rows, warp_epoch
+from mlx.methods._validation import check_fit_data, check_n_features, pattern
 from mlx.methods.base import METHODS, BaseMethod, Interval, check_is_fitted
 
 __all__ = ["WSABIE"]
 
 log = logging.getLogger(__name__)
-
-
-def _canonical_csr(M, name: str) -> sp.csr_matrix:
-    """float64 CSR, sorted indices, no duplicates, int64 index arrays (a copy when needed)."""
-    if sp.issparse(M):
-        M = sp.csr_matrix(M, dtype=np.float64)
-    else:
-        M = np.asarray(M, dtype=np.float64)
-        if M.ndim != 2:
-            raise ValueError(f"WSABIE: {name} must be a 2-D matrix; got shape {M.shape}")
-        M = sp.csr_matrix(M)
-    if not M.has_canonical_format:
-        M = M.copy()
-        M.sum_duplicates()
-    if not np.isfinite(M.data).all():
-        raise ValueError(f"WSABIE: {name} contains NaN or infinity")
-    return M
-
-
-def _pattern(M: sp.csr_matrix) -> sp.csr_matrix:
-    """0/1 CSR pattern of the non-zero entries of ``M`` (canonical)."""
-    P = sp.csr_matrix(M, dtype=np.float64, copy=True)
-    P.data = (P.data != 0).astype(np.float64)
-    P.eliminate_zeros()
-    P.sort_indices()
-    return P
 
 
 def _index_arrays(M: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
@@ -206,26 +181,14 @@ class WSABIE(BaseMethod):
         """
         self._validate_params()
         start = time.perf_counter()
-        X = _canonical_csr(X, "X")
-        Y = _canonical_csr(Y, "Y")
+        data = check_fit_data("WSABIE", X, Y, observed)
+        X, pos = data.X, data.positives                       # observed positives
         n, d = X.shape
-        L = Y.shape[1]
-        if Y.shape[0] != n:
-            raise ValueError(f"WSABIE: X has {n} rows but Y has {Y.shape[0]}")
-        if n == 0 or d == 0 or L == 0:
-            raise ValueError(f"WSABIE: empty input (X {X.shape}, Y {Y.shape})")
-        pos = _pattern(Y)
+        L = pos.shape[1]
         neg_indptr = neg_indices = None
-        if observed is not None:
-            if observed.shape != Y.shape:
-                raise ValueError(f"WSABIE: observed has shape {observed.shape}, Y has {Y.shape}")
-            obs = sp.csr_matrix(observed, dtype=np.float64, copy=True)
-            obs.sum_duplicates()
-            obs.data[:] = 1.0                                 # stored entries, whatever value
-            if obs.nnz < n * L:
-                pos = _pattern(pos.multiply(obs))             # observed positives
-                neg = _pattern(obs - pos)                     # observed zeros
-                neg_indptr, neg_indices = _index_arrays(neg)
+        if data.observed is not None:
+            neg = pattern(data.observed - pos)                # observed zeros
+            neg_indptr, neg_indices = _index_arrays(neg)
         pos_indptr, pos_indices = _index_arrays(pos)
         x_indptr, x_indices = _index_arrays(X)
         x_data = np.ascontiguousarray(X.data, dtype=np.float64)
@@ -271,8 +234,5 @@ class WSABIE(BaseMethod):
     def decision_function(self, X) -> np.ndarray:
         """Scores ``X V_' U_'`` of shape (n_rows, n_labels), for any row slice."""
         check_is_fitted(self, "U_")
-        X = _canonical_csr(X, "X")
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but WSABIE was fitted with "
-                             f"{self.n_features_in_}")
+        X = check_n_features("WSABIE", X, self.n_features_in_)
         return np.asarray(X @ self.V_.T) @ self.U_.T

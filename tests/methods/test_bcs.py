@@ -415,12 +415,12 @@ def test_invalid_parameters_are_rejected_with_the_standard_message(param, value,
 
 def test_shape_errors():
     X, Y, observed = _problem(15, mask=0.5)
-    with pytest.raises(ValueError, match="Y must have shape"):
+    with pytest.raises(ValueError, match="X has [0-9]+ rows but Y has shape"):
         BCS().fit(X, Y[:-1])
     with pytest.raises(ValueError, match="observed has shape"):
         BCS().fit(X, Y, observed=observed[:, :-1])
     model = BCS(rank=2, random_state=0).fit(X, Y)
-    with pytest.raises(ValueError, match="X has 5 features, but BCS was fitted with 6"):
+    with pytest.raises(ValueError, match="BCS: X has 5 features, but the model was fitted with 6"):
         model.decision_function(X[:, :-1])
 
 

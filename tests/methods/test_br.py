@@ -133,12 +133,12 @@ def test_unfitted_model_raises_not_fitted():
 
 def test_shape_mismatches_are_reported():
     X, Y, observed = _problem(ratio=0.5)
-    with pytest.raises(ValueError, match="n_samples = 60"):
+    with pytest.raises(ValueError, match="X has 60 rows but Y has shape"):
         BR().fit(X, Y[:-1])
     with pytest.raises(ValueError, match="observed has shape"):
         BR().fit(X, Y, observed=observed[:, :-1])
     model = BR().fit(X, Y)
-    with pytest.raises(ValueError, match="X has 8 features, but BR was fitted with 9"):
+    with pytest.raises(ValueError, match="BR: X has 8 features, but the model was fitted with 9"):
         model.decision_function(X[:, :-1])
     X = X.copy()
     X.data[0] = np.nan
