@@ -21,6 +21,7 @@ from mlx.kernels.cg import cg
 from mlx.kernels.linops import FactorProblem, build_targets, psd_solve, ridge_rows
 from mlx.kernels.losses import Loss, get_loss
 from mlx.kernels.tron import tron
+from mlx.methods._validation import check_fit_data, check_n_features
 from mlx.methods.base import (
     METHODS,
     BaseMethod,
@@ -97,7 +98,7 @@ def gram_eigh(X, *, use_cache: bool = True) -> GramEigen:
             if hit is not None:
                 _GRAM_CACHE.move_to_end(key)
                 return hit
-    gram = (X.T @ X).toarray()
+    gram = (X.T.tocsr() @ X).toarray()                           # CSR x CSR: faster than CSC x CSR
     evals, evecs = scipy.linalg.eigh(gram, overwrite_a=True, check_finite=False, driver="evd")
     top = float(evals[-1]) if evals.size else 0.0
     evals = np.where(evals > 1e-12 * max(top, 0.0), evals, 0.0)
@@ -434,40 +435,6 @@ class LEML(BaseMethod):
         """0.5 for squared loss ({0, 1} targets), 0 for logistic and squared hinge (+-1)."""
         return get_loss(self.loss).threshold
 
-    # -- input checks ---------------------------------------------------------
-    @staticmethod
-    def _as_csr(M, name):
-        if sp.issparse(M):
-            M = sp.csr_matrix(M, dtype=np.float64)
-        else:
-            arr = np.asarray(M, dtype=np.float64)
-            if arr.ndim != 2:
-                raise ValueError(f"LEML: {name} must be 2-D, got shape {arr.shape}")
-            M = sp.csr_matrix(arr)
-        if not np.isfinite(M.data).all():
-            raise ValueError(f"LEML: {name} contains NaN or infinity; remove or impute "
-                             f"those entries before fitting")
-        return M
-
-    def _check_data(self, X, Y, observed):
-        X = self._as_csr(X, "X")
-        Y = self._as_csr(Y, "Y").copy()
-        Y.data = (Y.data != 0).astype(np.float64)                 # any non-zero is a positive
-        Y.eliminate_zeros()
-        if X.shape[0] != Y.shape[0]:
-            raise ValueError(f"LEML: X has {X.shape[0]} rows but Y has {Y.shape[0]}")
-        if X.shape[0] == 0 or X.shape[1] == 0 or Y.shape[1] == 0:
-            raise ValueError(f"LEML: empty input (X {X.shape}, Y {Y.shape})")
-        if observed is not None:
-            if observed.shape != Y.shape:
-                raise ValueError(f"LEML: observed has shape {observed.shape}, "
-                                 f"Y has shape {Y.shape}")
-            observed = sp.csr_matrix(observed)
-            observed.sum_duplicates()
-            if observed.nnz == Y.shape[0] * Y.shape[1]:
-                observed = None                                   # everything observed
-        return X, Y, observed
-
     def _resolve_w_solver(self, loss: Loss, full: bool, n_features: int) -> str:
         squared = loss.constant_curvature is not None
         solver = self.w_solver
@@ -519,7 +486,8 @@ class LEML(BaseMethod):
         self
         """
         self._validate_params()
-        X, Y, observed = self._check_data(X, Y, observed)
+        data = check_fit_data("LEML", X, Y, observed)
+        X, Y, observed = data.X, data.positives, data.observed
         d = X.shape[1]
         L = Y.shape[1]
         loss = get_loss(self.loss)
@@ -580,11 +548,5 @@ class LEML(BaseMethod):
     def decision_function(self, X) -> np.ndarray:
         """Scores ``(X W) H'`` of shape ``(n_rows, n_labels)`` for any row slice ``X``."""
         check_is_fitted(self, "W_")
-        if not sp.issparse(X):
-            X = np.asarray(X, dtype=np.float64)
-            if X.ndim != 2:
-                raise ValueError(f"LEML: X must be 2-D, got shape {X.shape}")
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"LEML: X has {X.shape[1]} features, the model was fitted "
-                             f"with {self.n_features_in_}")
+        X = check_n_features("LEML", X, self.n_features_in_)
         return np.asarray(np.asarray(X @ self.W_) @ self.H_.T, dtype=np.float64)

@@ -306,14 +306,14 @@ def test_non_finite_and_mismatched_inputs():
     X, Y, _ = _problem(16)
     Xbad = X.copy()
     Xbad.data[3] = np.nan
-    with pytest.raises(ValueError, match="X contains NaN or infinity"):
+    with pytest.raises(ValueError, match="LEML: X contains NaN or infinity"):
         LEML().fit(Xbad, Y)
-    with pytest.raises(ValueError, match="X has 60 rows but Y has 59"):
+    with pytest.raises(ValueError, match=r"LEML: X has 60 rows but Y has shape \(59, 10\)"):
         LEML().fit(X, Y[:59])
-    with pytest.raises(ValueError, match="observed has shape"):
+    with pytest.raises(ValueError, match="LEML: observed has shape"):
         LEML().fit(X, Y, observed=sp.csr_matrix((60, 3)))
     model = LEML(rank=2, max_iter=1).fit(X, Y)
-    with pytest.raises(ValueError, match="X has 5 features, the model was fitted with 8"):
+    with pytest.raises(ValueError, match="LEML: X has 5 features, but the model was fitted with 8"):
         model.decision_function(np.zeros((2, 5)))
 
 
