@@ -189,8 +189,8 @@ def run_cell(cell) -> dict:
         if reason:
             record.update(status="skipped", message=reason)
             return record
-        t0 = time.perf_counter()
         _, (X_train, X_test) = _preprocess(steps, split.train.X, split.test.X)
+        t0 = time.perf_counter()
         method.fit(X_train, Y_obs, observed=mask)
         record["fit_seconds"] = time.perf_counter() - t0
         record["converged"] = _jsonable(getattr(method, "converged_", None))
