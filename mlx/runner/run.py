@@ -13,6 +13,7 @@ import yaml
 from tqdm import tqdm
 
 from mlx.config import Config
+from mlx.errors import ConfigError
 from mlx.runner.execute import run_cells
 from mlx.runner.results import (CellStore, atomic_write, records_to_frame, render_tables,
                                 system_info, write_manifest, write_results)
@@ -50,9 +51,14 @@ def run_experiment(config: Config, *, jobs: int | None = None, force: bool = Fal
                    quiet: bool = False, progress: bool = True) -> RunSummary:
     """Run every cell of ``config`` not already finished under its output directory."""
     out = Path(output or config.output)
-    cells = expand(config)
+    all_cells = expand(config)
+    cells = all_cells
     if only:
-        cells = [c for c in cells if only in (c.method, c.label)]
+        cells = [c for c in all_cells if only in (c.method, c.label)]
+        if not cells:
+            labels = sorted({c.label for c in all_cells} | {c.method for c in all_cells})
+            raise ConfigError(config.source, None, f"--only {only!r} matches no method name or "
+                                                   f"label; valid: {', '.join(labels)}")
     jobs = jobs or config.jobs or default_jobs()
     jobs = max(1, min(jobs, len(cells) or 1))
     store = CellStore(out)
@@ -66,6 +72,12 @@ def run_experiment(config: Config, *, jobs: int | None = None, force: bool = Fal
         else:
             todo.append(cell)
     n_reused = len(records)
+    # Cells outside --only that finished earlier stay in results.csv.
+    for cell in all_cells if only else ():
+        if cell.cell_id() not in records:
+            rec = store.get(cell.cell_id())
+            if rec is not None:
+                records[cell.cell_id()] = rec
     if n_reused:
         _echo(f"{n_reused} of {len(cells)} cells already finished in {out}/cells; "
               f"running {len(todo)} (use --force to recompute)", quiet)
@@ -108,7 +120,7 @@ def run_experiment(config: Config, *, jobs: int | None = None, force: bool = Fal
 
     run_id = time.strftime("%Y%m%d-%H%M%S", time.gmtime(started)) + "-" + \
         hashlib.sha256(canonical_json(config.resolved()).encode()).hexdigest()[:8]
-    done_cells = [c for c in cells if c.cell_id() in records]
+    done_cells = [c for c in all_cells if c.cell_id() in records]
     frame = records_to_frame(done_cells, records, run_id)
     write_results(frame, out)
     atomic_write(out / "config.resolved.yaml",
@@ -120,5 +132,5 @@ def run_experiment(config: Config, *, jobs: int | None = None, force: bool = Fal
     write_manifest(out, info)
     md = render_tables(frame, out, title=config.name)
     counts = frame.drop_duplicates("cell_id")["status"].value_counts().to_dict()
-    return RunSummary(output=out, n_cells=len(cells), n_reused=n_reused, counts=counts,
+    return RunSummary(output=out, n_cells=len(done_cells), n_reused=n_reused, counts=counts,
                       table_md=md, errors=errors)

@@ -192,3 +192,23 @@ def test_no_global_random_state_in_package():
         text = path.read_text()
         for b in bad:
             assert b not in text, f"{path}: uses global random state ({b})"
+
+
+def test_only_runs_a_subset_and_results_keep_earlier_cells(tmp_path):
+    cfg = make_config(tmp_path)
+    out = str(tmp_path / "o")
+    a = run_experiment(cfg, jobs=1, output=out, only="SQ", quiet=True, progress=False)
+    assert set(pd.read_csv(a.output / "results.csv")["label"]) == {"SQ"}
+    b = run_experiment(cfg, jobs=1, output=out, only="LR", quiet=True, progress=False)
+    frame = pd.read_csv(b.output / "results.csv")
+    assert set(frame["label"]) == {"SQ", "LR"}
+    assert frame["cell_id"].nunique() == len(expand(cfg))
+
+
+def test_only_unknown_name_is_a_config_error(tmp_path):
+    from mlx.errors import ConfigError
+
+    cfg = make_config(tmp_path)
+    with pytest.raises(ConfigError, match="--only 'XX' matches no method name or label; valid: LR, SQ, br"):
+        run_experiment(cfg, jobs=1, output=str(tmp_path / "o"), only="XX", quiet=True,
+                       progress=False)
