@@ -72,7 +72,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.stats import rankdata
 
 from mlx.errors import ConfigError, UnknownNameError
 from mlx.registry import Registry
@@ -350,6 +349,8 @@ def _auc(Y, scores, degenerate):
     n, L = scores.shape
     rows = _row_ids(Y)
     # Mann-Whitney: U = (sum of the positives' average ranks) - P (P + 1) / 2, ties get ½.
+    from scipy.stats import rankdata  # scipy.stats is slow to import; only AUC needs it
+
     ranks = rankdata(scores, method="average", axis=1)
     rank_sum = np.bincount(rows, weights=ranks[rows, Y.indices], minlength=n)
     n_pos = np.diff(Y.indptr).astype(np.float64)

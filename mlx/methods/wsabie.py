@@ -14,7 +14,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlx.errors import DivergenceError
-from mlx.kernels.warp import project_rows, warp_epoch
 from mlx.methods._validation import check_fit_data, check_n_features, pattern
 from mlx.methods.base import METHODS, BaseMethod, Interval, check_is_fitted
 
@@ -192,6 +191,8 @@ class WSABIE(BaseMethod):
         pos_indptr, pos_indices = _index_arrays(pos)
         x_indptr, x_indices = _index_arrays(X)
         x_data = np.ascontiguousarray(X.data, dtype=np.float64)
+
+        from mlx.kernels.warp import project_rows, warp_epoch  # numba loads on first fit only
 
         k = int(self.rank)
         max_norm = None if self.max_norm is None else float(self.max_norm)
