@@ -157,8 +157,11 @@ def _str(value, path, source) -> str:
 
 
 # ----------------------------------------------------------------------------- loading
-def load_config(path: str | os.PathLike) -> Config:
-    """Read and validate a YAML experiment config."""
+def read_yaml(path: str | os.PathLike, *, empty_hint: str):
+    """Parse a YAML file; every problem is a one-line ConfigError naming the file.
+
+    ``empty_hint`` completes the message for an empty file ("a config needs ...").
+    """
     source = str(path)
     try:
         with open(path, encoding="utf-8") as fh:
@@ -176,9 +179,14 @@ def load_config(path: str | os.PathLike) -> Config:
     except yaml.YAMLError as exc:
         raise ConfigError(source, None, f"invalid YAML: {exc}") from None
     if raw is None:
-        raise ConfigError(source, None, "the file is empty; a config needs at least "
-                                        "'name', 'dataset' and 'methods'")
-    return parse_config(raw, source=source)
+        raise ConfigError(source, None, f"the file is empty; {empty_hint}")
+    return raw
+
+
+def load_config(path: str | os.PathLike) -> Config:
+    """Read and validate a YAML experiment config."""
+    raw = read_yaml(path, empty_hint="a config needs at least 'name', 'dataset' and 'methods'")
+    return parse_config(raw, source=str(path))
 
 
 def parse_config(raw: dict, *, source: str | None = None) -> Config:

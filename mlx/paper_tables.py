@@ -315,21 +315,11 @@ def _axis_values(axis: str, node, path, source) -> tuple:
 
 def load_spec(path: str | os.PathLike, *, require_configs: bool = True) -> TableSpec:
     """Read and validate a table spec; every problem is a one-line ConfigError."""
+    from mlx.config import read_yaml
+
     source = str(path)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            raw = yaml.safe_load(fh)
-    except FileNotFoundError:
-        raise ConfigError(source, None, "file not found") from None
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ConfigError(source, None, f"invalid YAML{where}: {exc.problem}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(source, None, f"invalid YAML: {exc}") from None
-    if raw is None:
-        raise ConfigError(source, None, "the file is empty; a table spec needs at least "
-                                        "'paper', 'series' and 'metrics'")
+    raw = read_yaml(path, empty_hint="a table spec needs at least 'paper', 'series' and "
+                                     "'metrics'")
     return parse_spec(raw, source=source, require_configs=require_configs,
                       default_name=Path(path).stem)
 
