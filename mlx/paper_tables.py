@@ -509,6 +509,7 @@ def ours_frame(sources: list[Source], aliases: dict | None = None) -> pd.DataFra
         frame[col] = frame[col].fillna("").astype(str)
     frame["dataset"] = frame["dataset"].map(lambda d: (aliases or {}).get(d, d))
     frame["_params"] = frame["params"].map(params_dict)
+    frame = frame[frame["split"] != "validation"]   # selection candidates' rows
     frame = frame.drop_duplicates(["cell_id", "split", "metric"])
     return frame
 

@@ -87,6 +87,31 @@ def _train_view(cell, split):
     return apply_mask(Y, mask), mask
 
 
+def fingerprint(*arrays) -> str:
+    """A short content hash of integer index arrays (which entries or rows a cell used).
+
+    Two cells with the same fingerprint saw the same observed entries (or rows); it is
+    written to results.csv so a reader can check that without rerunning anything.
+    """
+    import hashlib
+
+    h = hashlib.sha256()
+    for a in arrays:
+        a = np.ascontiguousarray(a, dtype=np.int64)
+        h.update(str(a.shape).encode())
+        h.update(a.tobytes())
+    return h.hexdigest()[:12]
+
+
+def _mask_fingerprint(mask) -> str:
+    """Fingerprint of an observed-label mask; ``"all"`` when every entry is observed."""
+    if mask is None:
+        return "all"
+    m = mask.tocsr()
+    m.sort_indices()
+    return fingerprint(np.asarray(m.shape), m.indptr, m.indices)
+
+
 def _validation_rows(cell, n: int):
     from mlx.masks import rng_for
 
@@ -138,30 +163,49 @@ def _select(cell, split, Y_obs, mask, fixed: dict, method_seed: int):
         reason = method.skip(n_samples=X_fit.shape[0], n_features=X_fit.shape[1],
                              n_labels=Y_fit.shape[1], observed_ratio=cell.observed_ratio)
         if reason:
-            return None, reason, []
+            return None, reason, [], None
+        n_eval = None
         try:
             method.fit(X_fit, Y_fit, observed=obs_fit)
-            value = _evaluate(method, cell, X_val, Y_val, [cell.selection_metric],
-                              cell.threshold)[cell.selection_metric][0]
+            value, n_eval = _evaluate(method, cell, X_val, Y_val, [cell.selection_metric],
+                                      cell.threshold)[cell.selection_metric]
         except DivergenceError:
             value = float("nan")
         record = dict(zip(keys, values))
-        trials.append({"params": record, "value": value})
-    finite = [t for t in trials if np.isfinite(t["value"])]
+        trials.append({"params": record, "value": _jsonable(value),
+                       "n_eval": None if n_eval is None else int(n_eval)})
+    finite = [t for t in trials if t["value"] is not None and np.isfinite(t["value"])]
     if not finite:
         raise DivergenceError("every candidate of 'select' diverged on the validation split; "
                               "widen the candidate lists (e.g. larger l2_reg)")
     best_value = better(t["value"] for t in finite)
     best = next(t for t in finite if t["value"] == best_value)  # first of ties: config order
-    return best["params"], None, trials
+    return best["params"], None, trials, fingerprint(val_rows)
+
+
+BLAS_THREADS_PER_CELL = 1
 
 
 def run_cell(cell) -> dict:
-    """Run one cell and return its record (never raises for a method failure)."""
+    """Run one cell and return its record (never raises for a method failure).
+
+    BLAS (and OpenMP) run on ``BLAS_THREADS_PER_CELL`` thread inside the cell, whatever
+    process or executor runs it: a threaded BLAS sums in an order that depends on the
+    number of threads, so pinning it here is what makes a cell's numbers the same with
+    ``--jobs 1``, ``--jobs 2`` or on a cluster worker.
+    """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=BLAS_THREADS_PER_CELL):
+        return _run_cell(cell)
+
+
+def _run_cell(cell) -> dict:
     from mlx.masks import seed_for
 
     record = {"cell_id": cell.cell_id(), "status": "ok", "message": "", "rank": None,
-              "seed": None, "selected": None, "trials": None, "fit_seconds": None,
+              "seed": None, "selected": None, "trials": None, "mask_fingerprint": None,
+              "validation_fingerprint": None, "fit_seconds": None,
               "predict_seconds": None, "peak_rss_mb": None, "converged": None, "n_iter": None,
               "results": {}}
     _reset_peak_rss()
@@ -171,14 +215,16 @@ def run_cell(cell) -> dict:
         record["seed"] = method_seed
         fixed = json.loads(cell.params)
         Y_obs, mask = _train_view(cell, split)
+        record["mask_fingerprint"] = _mask_fingerprint(mask)
         chosen = {}
         if json.loads(cell.select):
-            chosen, reason, trials = _select(cell, split, Y_obs, mask, fixed, method_seed)
+            chosen, reason, trials, val_fp = _select(cell, split, Y_obs, mask, fixed, method_seed)
             if reason:
                 record.update(status="skipped", message=reason)
                 return record
             record["selected"] = chosen
             record["trials"] = trials
+            record["validation_fingerprint"] = val_fp
         chosen = dict(chosen)
         steps = chosen.pop("preprocess", None)
         steps = [json.loads(s) for s in cell.preprocess] if steps is None else steps
@@ -247,7 +293,7 @@ def run_cells(cells, *, jobs: int, on_done, blas_threads: int | None = None) -> 
         for cell in cells:
             on_done(cell, run_cell(cell))
         return
-    threads = blas_threads or 1
+    threads = blas_threads or BLAS_THREADS_PER_CELL
     saved = {v: os.environ.get(v) for v in BLAS_ENV_VARS}
     for var in BLAS_ENV_VARS:
         os.environ[var] = str(threads)

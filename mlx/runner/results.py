@@ -4,7 +4,10 @@ Layout of ``results/<name>/``::
 
     cells/<cell_id>.json     one finished cell (written atomically; a rerun skips it)
     results.csv              one row per (cell, split, metric), or one row for a cell
-                             that produced no metrics (skipped / diverged / error)
+                             that produced no metrics (skipped / diverged / error); a cell
+                             with ``select`` also has one ``split=validation`` row per
+                             candidate (its parameters in ``candidate``, its validation score
+                             of the selection metric in ``value``)
     config.resolved.yaml     the config after defaults
     manifest.json            versions, git commit, CPU, jobs, BLAS threads, times, argv
     table.md, table.csv      the wide table (``mlx table`` re-renders them)
@@ -27,8 +30,10 @@ __all__ = ["COLUMNS", "atomic_write", "CellStore", "records_to_frame", "write_ma
 
 COLUMNS = ["run_id", "cell_id", "experiment", "dataset", "method", "label", "params",
            "selected", "preprocess", "rank_ratio", "rank", "observed_ratio", "repetition", "seed",
-           "split", "metric", "value", "n_eval", "status", "message", "converged", "n_iter",
-           "fit_seconds", "predict_seconds", "peak_rss_mb"]
+           "split", "metric", "candidate", "value", "n_eval", "status", "message", "converged",
+           "n_iter", "mask_fingerprint", "validation_fingerprint", "fit_seconds",
+           "predict_seconds", "peak_rss_mb"]
+VALIDATION = "validation"   # the split name of the selection candidates' rows
 TIMING_COLUMNS = ("run_id", "fit_seconds", "predict_seconds", "peak_rss_mb")
 
 
@@ -89,13 +94,19 @@ def records_to_frame(cells, records: dict, run_id: str) -> pd.DataFrame:
             "observed_ratio": cell.observed_ratio, "repetition": cell.repetition,
             "seed": rec.get("seed"), "status": rec["status"], "message": rec.get("message", ""),
             "converged": _short(rec.get("converged")), "n_iter": _short(rec.get("n_iter")),
+            "mask_fingerprint": rec.get("mask_fingerprint"),
+            "validation_fingerprint": rec.get("validation_fingerprint"),
             "fit_seconds": rec.get("fit_seconds"), "predict_seconds": rec.get("predict_seconds"),
-            "peak_rss_mb": rec.get("peak_rss_mb"),
+            "peak_rss_mb": rec.get("peak_rss_mb"), "candidate": "",
         }
         results = rec.get("results") or {}
         if not results:
             rows.append({**base, "split": "", "metric": "", "value": None, "n_eval": None})
             continue
+        for trial in rec.get("trials") or ():
+            rows.append({**base, "split": VALIDATION, "metric": cell.selection_metric,
+                         "candidate": json.dumps(trial["params"], sort_keys=True),
+                         "value": trial["value"], "n_eval": trial.get("n_eval")})
         for split_name, metrics in results.items():
             for metric in cell.metrics:
                 value, n_eval = metrics[metric]
@@ -260,7 +271,7 @@ def to_markdown(table: pd.DataFrame) -> str:
 def render_tables(frame: pd.DataFrame, output, *, title: str = "") -> str:
     """Write table.md and table.csv under ``output``; return the Markdown."""
     parts = []
-    splits = [s for s in dict.fromkeys(frame["split"].dropna()) if s]
+    splits = [s for s in dict.fromkeys(frame["split"].dropna()) if s and s != VALIDATION]
     for split in splits or ["test"]:
         table = wide_table(frame, split=split)
         heading = f"## {title} ({split})" if title else f"## {split}"

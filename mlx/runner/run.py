@@ -112,9 +112,11 @@ def run_experiment(config: Config, *, jobs: int | None = None, force: bool = Fal
         _echo(line, quiet)
         bar.update(1)
 
-    blas = 1 if jobs > 1 else "default"
+    from mlx.runner.execute import BLAS_THREADS_PER_CELL
+
+    blas = BLAS_THREADS_PER_CELL
     try:
-        run_cells(todo, jobs=jobs, on_done=on_done, blas_threads=1)
+        run_cells(todo, jobs=jobs, on_done=on_done, blas_threads=blas)
     finally:
         bar.close()
 
