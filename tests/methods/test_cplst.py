@@ -1,14 +1,11 @@
-"""CPLST: LEML's closed form (Claims 1-2), a dense hat-matrix reference, optimality, contract."""
-
-import pickle
+"""CPLST: LEML's closed form (Claims 1-2), a dense hat-matrix reference, optimality (the shared
+method contract is checked in test_common.py)."""
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 from mlx.data.synthetic import make_low_rank_multilabel
-from mlx.errors import NotFittedError
-from mlx.methods.base import METHODS, InvalidParameterError
 from mlx.methods.cplst import CPLST, ridge_solve
 from mlx.metrics import precision_at_k
 
@@ -111,7 +108,6 @@ def test_recovery_on_synthetic_data():
 
 def test_missing_labels_declined():
     model = CPLST()
-    assert METHODS.get("cplst") is CPLST and CPLST.uses_rank
     assert not CPLST.supports_missing_labels
     assert model.skip(n_samples=10, n_features=5, n_labels=3, observed_ratio=0.5) == \
         "cplst does not support missing labels"
@@ -127,28 +123,9 @@ def test_missing_labels_declined():
                                   CPLST().fit(X, Y).decision_function(X))
 
 
-def test_contract():
-    X, Y = _problem(seed=5)
-    model = CPLST(rank=3)
-    assert model.threshold == 0.5
-    with pytest.raises(NotFittedError, match="This CPLST instance is not fitted yet"):
-        model.decision_function(X)
-    X_before, Y_before = X.copy(), Y.copy()
-    assert model.fit(X, Y) is model
-    assert (X != X_before).nnz == 0 and (Y != Y_before).nnz == 0
-    scores = model.decision_function(X)
-    assert scores.shape == Y.shape and np.isfinite(scores).all()
-    np.testing.assert_allclose(np.vstack([model.decision_function(X[:10]),
-                                          model.decision_function(X[10:])]), scores,
-                               rtol=0, atol=1e-12)
-    np.testing.assert_array_equal(pickle.loads(pickle.dumps(model)).decision_function(X), scores)
-    np.testing.assert_allclose(CPLST(rank=3).fit(X.toarray(), Y.toarray()).decision_function(X),
-                               scores, atol=1e-12)                                  # dense input
-    assert model.get_params() == {"l2_reg": 0.1, "random_state": None, "rank": 3}
-    with pytest.raises(InvalidParameterError, match="The 'l2_reg' parameter of CPLST"):
-        CPLST(l2_reg=-1.0).fit(X, Y)
-    with pytest.raises(ValueError, match="fitted with 8"):
-        model.decision_function(X[:, :3])
+def test_threshold_and_default_parameters():
+    assert CPLST().threshold == 0.5                                         # 0/1 targets
+    assert CPLST().get_params() == {"l2_reg": 0.1, "random_state": None, "rank": 10}
 
 
 def test_label_without_positives_and_row_without_features():

@@ -1,16 +1,14 @@
 """LEML: closed-form optimum (Claim 1), recovery, monotone objective, solver agreement."""
 
-import pickle
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from mlx.errors import DivergenceError, NotFittedError
+from mlx.errors import DivergenceError
 from mlx.kernels.cg import cg
 from mlx.kernels.losses import get_loss
 from mlx.methods import leml as leml_module
-from mlx.methods.base import METHODS, InvalidParameterError
+from mlx.methods.base import InvalidParameterError
 from mlx.methods.leml import LEML, clear_gram_cache, gram_eigh, solve_w_squared_eig
 
 
@@ -221,26 +219,13 @@ def test_positives_outside_omega_are_ignored_and_all_observed_equals_full():
 
 
 # ---------------------------------------------------------------------------
-# Method contract
+# LEML-specific protocol details (the shared contract is in test_common.py)
 # ---------------------------------------------------------------------------
 
-def test_registered_and_protocol_attributes():
-    assert METHODS.get("leml") is LEML
-    assert LEML.uses_rank and LEML.supports_missing_labels and LEML.name == "leml"
+def test_threshold_follows_the_loss():
     assert LEML(loss="squared").threshold == 0.5
     assert LEML(loss="logistic").threshold == 0.0
     assert LEML(loss="squared_hinge").threshold == 0.0
-
-
-@pytest.mark.parametrize("init", ["svd", "random"])
-@pytest.mark.parametrize("mask", [None, 0.5])
-def test_same_random_state_same_fit(init, mask):
-    X, Y, observed = _problem(10, mask=mask)
-    fits = [LEML(rank=3, loss="logistic" if mask else "squared", init=init, max_iter=3,
-                 random_state=7).fit(X, Y, observed=observed) for _ in range(2)]
-    np.testing.assert_array_equal(fits[0].W_, fits[1].W_)
-    np.testing.assert_array_equal(fits[0].H_, fits[1].H_)
-    assert fits[0].objective_ == fits[1].objective_
 
 
 def test_sparse_svd_start_for_many_labels(monkeypatch):
@@ -249,42 +234,6 @@ def test_sparse_svd_start_for_many_labels(monkeypatch):
     a = LEML(rank=3, max_iter=2, random_state=1).fit(X, Y)
     b = LEML(rank=3, max_iter=2, random_state=1).fit(X, Y)
     np.testing.assert_array_equal(a.W_, b.W_)
-
-
-def test_fit_returns_self_scores_in_batches_and_pickles():
-    X, Y, _ = _problem(12)
-    X0, Y0 = X.copy(), Y.copy()
-    model = LEML(rank=3, max_iter=3, random_state=0)
-    assert model.fit(X, Y) is model
-    scores = model.decision_function(X)
-    assert scores.shape == (60, 10) and scores.dtype == np.float64
-    np.testing.assert_allclose(np.vstack([model.decision_function(X[:25]),
-                                          model.decision_function(X[25:])]), scores)
-    np.testing.assert_allclose(model.decision_function(X.toarray()), scores)
-    np.testing.assert_allclose(pickle.loads(pickle.dumps(model)).decision_function(X), scores)
-    assert (X != X0).nnz == 0 and (Y != Y0).nnz == 0
-    assert model.W_.shape == (8, 3) and model.H_.shape == (10, 3)
-
-
-def test_not_fitted():
-    with pytest.raises(NotFittedError, match="This LEML instance is not fitted yet"):
-        LEML().decision_function(np.zeros((1, 3)))
-
-
-@pytest.mark.parametrize("param,value,message", [
-    ("loss", "hinge", ("The 'loss' parameter of LEML must be a str among "
-                       "{'logistic', 'squared', 'squared_hinge'}. Got 'hinge' instead.")),
-    ("rank", 0, ("The 'rank' parameter of LEML must be an int in the range [1, inf). "
-                 "Got 0 instead.")),
-    ("l2_reg", -1.0, "The 'l2_reg' parameter of LEML must be a float in the range [0, inf)."),
-    ("w_solver", "lsqr", "The 'w_solver' parameter of LEML must be a str among"),
-    ("inner_tol", 0.0, "The 'inner_tol' parameter of LEML must be a float in the range (0, inf)."),
-])
-def test_invalid_parameters(param, value, message):
-    X, Y, _ = _problem(13)
-    with pytest.raises(InvalidParameterError, match=None) as err:
-        LEML(**{param: value}).fit(X, Y)
-    assert err.value.param == param and str(err.value).startswith(message)
 
 
 def test_solver_loss_mismatch_is_explained():
@@ -302,48 +251,12 @@ def test_rank_above_min_dimensions_is_clamped():
     assert model.rank_ == 4 and model.W_.shape == (4, 4) and model.H_.shape == (6, 4)
 
 
-def test_non_finite_and_mismatched_inputs():
-    X, Y, _ = _problem(16)
-    Xbad = X.copy()
-    Xbad.data[3] = np.nan
-    with pytest.raises(ValueError, match="LEML: X contains NaN or infinity"):
-        LEML().fit(Xbad, Y)
-    with pytest.raises(ValueError, match=r"LEML: X has 60 rows but Y has shape \(59, 10\)"):
-        LEML().fit(X, Y[:59])
-    with pytest.raises(ValueError, match="LEML: observed has shape"):
-        LEML().fit(X, Y, observed=sp.csr_matrix((60, 3)))
-    model = LEML(rank=2, max_iter=1).fit(X, Y)
-    with pytest.raises(ValueError, match="LEML: X has 5 features, but the model was fitted with 8"):
-        model.decision_function(np.zeros((2, 5)))
-
-
 def test_non_finite_factors_raise_divergence_error(monkeypatch):
     X, Y, _ = _problem(17)
     monkeypatch.setattr(leml_module, "_ridge_shared", lambda AtA, YtA, lam: np.full(YtA.shape, np.inf))
     with pytest.raises(DivergenceError, match="LEML diverged at outer iteration 1 "
                                               r"\(non-finite factors\); try a larger l2_reg"):
         LEML(rank=3).fit(X, Y)
-
-
-def test_any_nonzero_label_value_is_a_positive():
-    X, Y, _ = _problem(19)
-    Y2 = Y.copy()
-    Y2.data *= 3.0
-    a = LEML(rank=3, max_iter=3, random_state=0).fit(X, Y)
-    b = LEML(rank=3, max_iter=3, random_state=0).fit(X, Y2)
-    np.testing.assert_array_equal(a.W_, b.W_)
-    np.testing.assert_array_equal(Y2.data, 3.0)                   # input untouched
-
-
-def test_empty_rows_and_labels_without_positives_do_not_crash():
-    X, Y, _ = _problem(18)
-    X = X.tolil()
-    X[0, :] = 0
-    Y = Y.tolil()
-    Y[:, 1] = 0
-    for loss in ("squared", "logistic"):
-        model = LEML(rank=3, loss=loss, max_iter=2).fit(X.tocsr(), Y.tocsr())
-        assert np.isfinite(model.decision_function(X.tocsr())).all()
 
 
 def test_large_label_matrix_is_never_materialised():

