@@ -11,8 +11,11 @@ import scipy.sparse as sp
 from mlx.errors import ConfigError, UnknownNameError
 from mlx.metrics import (
     METRICS,
+    TASK_NAMES,
     Evaluator,
+    MetricFamily,
     default_batch_size,
+    default_metrics,
     evaluate,
     f1,
     hamming_loss,
@@ -463,3 +466,66 @@ def test_direction_of_metrics():
     for form in metric_names():
         name = form.replace("<k>", "3")
         assert parse_metric(name).higher_is_better == (form not in lower)
+
+
+# --------------------------------------------------------------------------- tasks
+
+
+@pytest.mark.parametrize("form,tasks", [
+    ("p@<k>", {"multilabel"}), ("ndcg@<k>", {"multilabel"}), ("hamming", {"multilabel"}),
+    ("auc", {"multilabel"}), ("f1", {"multilabel"}), ("micro_f1", {"multilabel"}),
+    ("macro_f1", {"multilabel"}), ("error", {"multiclass"}),
+    ("mse", {"regression", "ordinal"}), ("rmse", {"regression", "ordinal"}),
+    ("mae", {"regression", "ordinal"}),
+])
+def test_tasks_of_each_metric(form, tasks):
+    assert METRICS.get(form).tasks == frozenset(tasks)
+
+
+def test_every_metric_has_tasks_and_every_task_has_metrics():
+    assert TASK_NAMES == ("multilabel", "multiclass", "regression", "ordinal")
+    covered = set()
+    for form in metric_names():
+        tasks = METRICS.get(form).tasks
+        assert isinstance(tasks, frozenset) and tasks and tasks <= set(TASK_NAMES)
+        covered |= tasks
+    assert covered == set(TASK_NAMES)
+
+
+def test_value_metrics_are_exactly_those_for_regression():
+    for form in metric_names():
+        fam = METRICS.get(form)
+        assert (fam.targets == "values") == ("regression" in fam.tasks)
+
+
+def test_metric_family_checks_its_tasks():
+    args = ("x", "d", "instance", "mean", None)
+    assert MetricFamily(*args, tasks={"multiclass"}).tasks == frozenset({"multiclass"})
+    with pytest.raises(TypeError):
+        MetricFamily(*args)  # tasks is required
+    for bad in (set(), {"multilabel", "ranking"}):
+        with pytest.raises(ValueError, match="tasks must be a non-empty subset"):
+            MetricFamily(*args, tasks=bad)
+
+
+@pytest.mark.parametrize("task,expected", [
+    ("multilabel", ["p@1", "p@3", "p@5", "hamming", "auc"]),
+    ("multiclass", ["error"]),
+    ("regression", ["mse"]),
+    ("ordinal", ["mae"]),
+])
+def test_default_metrics(task, expected):
+    got = default_metrics(task)
+    assert got == expected
+    for name in got:
+        assert task in parse_metric(name).family.tasks
+    got.append("f1")  # a fresh list: changing it changes no later result
+    assert default_metrics(task) == expected
+
+
+def test_default_metrics_of_an_unknown_task():
+    with pytest.raises(UnknownNameError) as info:
+        default_metrics("multi-label")
+    assert str(info.value) == ("unknown task 'multi-label'. Did you mean 'multilabel'? "
+                               "Available tasks: multiclass, multilabel, ordinal, regression")
+

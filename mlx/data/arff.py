@@ -46,7 +46,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlx.data.dataset import Dataset, canonical_csr
-from mlx.data.libsvm import _first_failure, _log_empty, _s, reading
+from mlx.data.lineparse import first_failure, log_rows_without_labels, reading, token_text
 from mlx.errors import DataFormatError
 
 __all__ = [
@@ -230,9 +230,10 @@ def _split_sparse(s: bytes, path, line_no) -> list:
     for piece in body.split(b","):
         pair = piece.split()
         if len(pair) != 2:
-            raise DataFormatError(path, line_no, f"malformed sparse entry '{_s(piece.strip())}' "
-                                                 "(expected '<index> <value>' with a 0-based "
-                                                 "attribute index)")
+            raise DataFormatError(path, line_no, f"malformed sparse entry "
+                                                 f"'{token_text(piece.strip())}' (expected "
+                                                 "'<index> <value>' with a 0-based attribute "
+                                                 "index)")
         parts += pair
     return parts
 
@@ -262,7 +263,7 @@ def _read_rows(lines: Iterator, m: int, path) -> _Rows:
 
 
 def _value_error(path, line_no, attr: Attribute, tok: bytes) -> DataFormatError:
-    text = _s(tok.strip())
+    text = token_text(tok.strip())
     if text == "?":
         return DataFormatError(path, line_no, f"missing value '?' for attribute '{attr.name}' "
                                               "(missing values are not supported; remove or "
@@ -275,7 +276,8 @@ def _check_finite(values, path, lines, attrs, cols, toks, row_of) -> None:
     bad = np.flatnonzero(~np.isfinite(values))
     if bad.size:
         j = int(bad[0])
-        raise DataFormatError(path, lines[row_of(j)], f"non-finite value '{_s(toks[j].strip())}' "
+        raise DataFormatError(path, lines[row_of(j)], f"non-finite value "
+                                                      f"'{token_text(toks[j].strip())}' "
                                                       f"for attribute '{attrs[cols[j]].name}' "
                                                       "(values must be finite numbers)")
 
@@ -294,11 +296,11 @@ def _numeric_matrix(rows: _Rows, header: ArffHeader, path):
         try:
             cols = np.fromiter(map(int, idx_tok), dtype=np.int64, count=len(idx_tok))
         except ValueError:
-            j = _first_failure(idx_tok, int)
+            j = first_failure(idx_tok, int)
             raise DataFormatError(path, rows.lines[row_of(j)],
-                                  f"malformed sparse entry '{_s(idx_tok[j])} {_s(val_tok[j])}' "
-                                  "(expected '<index> <value>' with a 0-based attribute "
-                                  "index)") from None
+                                  f"malformed sparse entry '{token_text(idx_tok[j])} "
+                                  f"{token_text(val_tok[j])}' (expected '<index> <value>' with "
+                                  "a 0-based attribute index)") from None
         bad = np.flatnonzero((cols < 0) | (cols >= m))
         if bad.size:
             j = int(bad[0])
@@ -320,7 +322,7 @@ def _numeric_matrix(rows: _Rows, header: ArffHeader, path):
         try:
             values = np.fromiter(map(float, val_tok), dtype=np.float64, count=nnz)
         except ValueError:
-            j = _first_failure(val_tok, float)
+            j = first_failure(val_tok, float)
             raise _value_error(path, rows.lines[row_of(j)], attrs[cols[j]], val_tok[j]) from None
         _check_finite(values, path, rows.lines, attrs, cols, val_tok, row_of)
         return indptr, cols, values
@@ -330,7 +332,7 @@ def _numeric_matrix(rows: _Rows, header: ArffHeader, path):
     try:
         values = np.fromiter(map(float, toks), dtype=np.float64, count=len(toks))
     except ValueError:
-        j = _first_failure(toks, float)
+        j = first_failure(toks, float)
         raise _value_error(path, rows.lines[j // m], attrs[j % m], toks[j]) from None
     cols = np.tile(np.arange(m, dtype=np.int64), n)
     _check_finite(values, path, rows.lines, attrs, cols, toks, lambda j: j // m)
@@ -414,7 +416,7 @@ def _mulan_dataset(path, header: ArffHeader, rows: _Rows, L: int, name: str) -> 
     X = sp.csr_matrix((values[~is_label], cols[~is_label], X_indptr), shape=(n, d))
     Y = sp.csr_matrix((values[is_label], cols[is_label] - d, Y_indptr), shape=(n, L))
     Y = canonical_csr(Y)
-    _log_empty(n, int(np.sum(np.diff(Y.indptr) == 0)), path)
+    log_rows_without_labels(Y, path)
     return Dataset(X=canonical_csr(X), Y=Y, name=name, task="multilabel",
                    label_names=tuple(a.name for a in attrs[d:]))
 
@@ -502,20 +504,20 @@ def _regression_dataset(path, header: ArffHeader, rows: _Rows, nominal: str,
             try:
                 v = np.fromiter(map(float, col), dtype=np.float64, count=n)
             except ValueError:
-                i = _first_failure(col, float)
+                i = first_failure(col, float)
                 raise _value_error(path, rows.lines[i], a, col[i]) from None
             bad = np.flatnonzero(~np.isfinite(v))
             if bad.size:
                 i = int(bad[0])
-                raise DataFormatError(path, rows.lines[i], f"non-finite value "
-                                                           f"'{_s(col[i].strip())}' for attribute "
-                                                           f"'{a.name}' (values must be finite)")
+                raise DataFormatError(path, rows.lines[i],
+                                      f"non-finite value '{token_text(col[i].strip())}' for "
+                                      f"attribute '{a.name}' (values must be finite)")
             columns.append(v[:, None])
             continue
         code = {v: k for k, v in enumerate(a.values)}
         codes = np.empty(n, dtype=np.int64)
         for i, tok in enumerate(col):
-            key = _s(tok.strip())
+            key = token_text(tok.strip())
             if key[:1] in ("'", '"') and len(key) > 1 and key[-1] == key[0]:
                 key = key[1:-1]
             k = code.get(key)

@@ -9,14 +9,12 @@ temporary file in the same directory, then renamed), so a failed write leaves no
 
 from __future__ import annotations
 
-import gzip
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from mlx.data.dataset import Dataset, canonical_csr
+from mlx.io import atomic_write_bytes
 
 __all__ = ["write_xc", "write_libsvm"]
 
@@ -38,29 +36,19 @@ def _lines(dataset: Dataset, index_base: int, empty_row: str):
 
 
 def _write_atomic(path, header: str | None, lines) -> Path:
+    def write(out):
+        if header is not None:
+            out.write(header.encode())
+        buf = []
+        for line in lines:
+            buf.append(line)
+            if len(buf) >= 4096:
+                out.write("".join(buf).encode())
+                buf.clear()
+        out.write("".join(buf).encode())
+
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as raw:
-            out = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if path.suffix == ".gz" else raw
-            if header is not None:
-                out.write(header.encode())
-            buf = []
-            for line in lines:
-                buf.append(line)
-                if len(buf) >= 4096:
-                    out.write("".join(buf).encode())
-                    buf.clear()
-            out.write("".join(buf).encode())
-            if out is not raw:
-                out.close()
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return atomic_write_bytes(path, write, compress=path.suffix == ".gz")
 
 
 def write_xc(dataset: Dataset, path) -> Path:

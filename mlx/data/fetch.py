@@ -14,18 +14,19 @@ The registered sha256 is that of the decompressed content, so both forms verify 
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import logging
 import os
 import sys
-import tempfile
 import urllib.error
 import urllib.request
 from pathlib import Path
 
-from mlx.data.catalog import content_sha256, find_file, get_entry, search_path, user_data_dir
+from mlx.data.cache import content_sha256
+from mlx.data.paths import find_file, search_path, user_data_dir
+from mlx.data.registry import get_entry
 from mlx.errors import DataNotFoundError, MlxError
+from mlx.io import atomic_write_bytes
 
 __all__ = ["fetch", "file_url", "download", "DEFAULT_BASE_URL"]
 
@@ -67,43 +68,35 @@ def download(url: str, dest, sha256: str, *, progress: bool = True, timeout: flo
     from tqdm import tqdm
 
     dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
     who = f"{label}: " if label else ""
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
-    h = hashlib.sha256()
-    try:
-        with os.fdopen(fd, "wb") as raw:
-            out = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if dest.suffix == ".gz" else raw
-            try:
-                with urllib.request.urlopen(url, timeout=timeout) as resp:
-                    total = resp.headers.get("Content-Length")
-                    with tqdm(total=int(total) if total and total.isdigit() else None,
-                              unit="B", unit_scale=True, unit_divisor=1024, file=sys.stderr,
-                              desc=dest.name, disable=not progress, leave=False) as bar:
-                        for chunk in iter(lambda: resp.read(_CHUNK), b""):
-                            h.update(chunk)
-                            out.write(chunk)
-                            bar.update(len(chunk))
-            except urllib.error.HTTPError as exc:
-                raise DataNotFoundError(f"{who}download failed: {url}: HTTP {exc.code} "
-                                        f"{exc.reason}") from None
-            except urllib.error.URLError as exc:
-                raise DataNotFoundError(f"{who}download failed: {url}: {exc.reason}") from None
-            except (TimeoutError, OSError) as exc:
-                raise DataNotFoundError(f"{who}download failed: {url}: {exc}") from None
-            if out is not raw:
-                out.close()
+
+    def stream(out) -> None:
+        h = hashlib.sha256()
+        try:
+            with urllib.request.urlopen(url, timeout=timeout) as resp:
+                total = resp.headers.get("Content-Length")
+                with tqdm(total=int(total) if total and total.isdigit() else None,
+                          unit="B", unit_scale=True, unit_divisor=1024, file=sys.stderr,
+                          desc=dest.name, disable=not progress, leave=False) as bar:
+                    for chunk in iter(lambda: resp.read(_CHUNK), b""):
+                        h.update(chunk)
+                        out.write(chunk)
+                        bar.update(len(chunk))
+        except urllib.error.HTTPError as exc:
+            raise DataNotFoundError(f"{who}download failed: {url}: HTTP {exc.code} "
+                                    f"{exc.reason}") from None
+        except urllib.error.URLError as exc:
+            raise DataNotFoundError(f"{who}download failed: {url}: {exc.reason}") from None
+        except (TimeoutError, OSError) as exc:
+            raise DataNotFoundError(f"{who}download failed: {url}: {exc}") from None
         digest = h.hexdigest()
         if digest != sha256:
             raise DataNotFoundError(f"{who}checksum mismatch for {url}: content sha256 is "
                                     f"{digest}, the registry expects {sha256}; nothing was "
                                     "written")
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600
-        os.replace(tmp, dest)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return dest
+
+    # Renamed into place only when the checksum matched: a failed download leaves nothing.
+    return atomic_write_bytes(dest, stream, compress=dest.suffix == ".gz", suffix=".part")
 
 
 def fetch(name: str, *, dest_dir=None, base_url: str | None = None, progress: bool = True,

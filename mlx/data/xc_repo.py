@@ -16,10 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
 from mlx.data.dataset import Dataset
-from mlx.data.libsvm import SparseLineParser, _log_empty, _s, build_multilabel_Y, build_X, reading
+from mlx.data.lineparse import (
+    SparseLineParser,
+    build_multilabel_Y,
+    build_X,
+    log_rows_without_labels,
+    reading,
+    token_text,
+)
 from mlx.errors import DataFormatError
 
 __all__ = ["read_xc", "read_xc_files", "read_xc_header"]
@@ -29,16 +34,13 @@ _HEADER_RULE = ("expected '<n_samples> <n_features> <n_labels>' as three non-neg
 
 
 def _parse_header(line: bytes, path) -> tuple[int, int, int]:
-    parts = line.split()
-    if len(parts) != 3:
-        raise DataFormatError(path, 1, f"malformed header '{_s(line.strip())}' ({_HEADER_RULE})")
     try:
-        n, d, L = (int(p) for p in parts)
-    except ValueError:
-        raise DataFormatError(path, 1, f"malformed header '{_s(line.strip())}' "
-                                       f"({_HEADER_RULE})") from None
+        n, d, L = (int(p) for p in line.split())
+    except ValueError:  # not three integers
+        n = d = L = -1
     if min(n, d, L) < 0:
-        raise DataFormatError(path, 1, f"malformed header '{_s(line.strip())}' ({_HEADER_RULE})")
+        raise DataFormatError(path, 1, f"malformed header '{token_text(line.strip())}' "
+                                       f"({_HEADER_RULE})")
     return n, d, L
 
 
@@ -67,7 +69,7 @@ def read_xc(path, *, name: str = "") -> Dataset:
                                           f"{raw.n_rows} instance lines; the header must match "
                                           "the number of lines after it")
     Y = build_multilabel_Y(raw, L)
-    _log_empty(raw.n_rows, int(np.sum(np.diff(Y.indptr) == 0)), path)
+    log_rows_without_labels(Y, path)
     return Dataset(X=build_X(raw, d), Y=Y, name=name, task="multilabel")
 
 

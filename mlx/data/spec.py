@@ -1,0 +1,299 @@
+"""What a config's ``dataset:`` names: :func:`resolve_dataset` checks the value (keys, types,
+ranges, known names and formats) and turns it into a :class:`DatasetSpec`.
+
+Nothing is read from disk here: registry datasets are looked up in the registry
+(:mod:`mlx.data.registry`); whether files exist is checked when loading
+(:mod:`mlx.data.catalog`).
+"""
+
+from __future__ import annotations
+
+import json
+import numbers
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mlx.data.cache import PARSER_VERSION
+from mlx.data.registry import get_entry
+from mlx.errors import ConfigError, suggest
+
+__all__ = ["FORMATS", "DatasetSpec", "resolve_dataset"]
+
+#: Explicit-file formats and the task each one yields.
+FORMATS = {
+    "arff": "multilabel",
+    "arff-regression": "regression",
+    "libsvm-multilabel": "multilabel",
+    "libsvm-multiclass": "multiclass",
+    "xc": "multilabel",
+}
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """What a config's ``dataset:`` resolves to.
+
+    ``kind`` is ``"registry"``, ``"files"`` or ``"synthetic"``. ``files`` holds
+    ``(role, path)`` pairs (roles ``train``, ``test``, ``data``): relative paths on the data
+    search path for registry datasets, paths as written in the config for explicit files.
+    ``checksums`` holds the registry's ``(role, sha256)`` pairs; ``params`` the synthetic
+    generator's arguments. ``source`` and ``key_path`` only serve messages.
+    """
+
+    name: str
+    kind: str
+    format: str | None = None
+    task: str = "multilabel"
+    files: tuple = ()
+    checksums: tuple = ()
+    n_labels: int | None = None
+    n_features: int | None = None
+    xml: str | None = None
+    params: tuple = ()
+    source: str | None = field(default=None, compare=False)
+    key_path: str = field(default="dataset", compare=False)
+
+    def file(self, role: str) -> str | None:
+        return dict(self.files).get(role)
+
+    @property
+    def roles(self) -> tuple:
+        return tuple(r for r, _ in self.files)
+
+    @property
+    def has_split(self) -> bool:
+        """Whether there are train and test files (always true for synthetic data)."""
+        return self.kind == "synthetic" or {"train", "test"} <= set(self.roles)
+
+    def key(self) -> str:
+        """Canonical JSON identifying the data (name, format, files, checksums, options,
+        generator parameters, parser version); equal keys mean equal data."""
+        return json.dumps({
+            "name": self.name, "kind": self.kind, "format": self.format, "task": self.task,
+            "files": [list(p) for p in self.files], "checksums": [list(c) for c in self.checksums],
+            "n_labels": self.n_labels, "n_features": self.n_features, "xml": self.xml,
+            "params": [list(p) for p in self.params], "parser": PARSER_VERSION,
+        }, sort_keys=True, separators=(",", ":"))
+
+
+_FILE_KEYS = ("name", "format", "train", "test", "n_labels", "n_features", "xml")
+_ALL_KEYS = tuple(sorted(set(_FILE_KEYS) | {"synthetic"}))
+_SYNTH_KEYS = {
+    "multilabel": ("task", "n_samples", "n_test", "n_features", "n_labels", "rank", "density",
+                   "positive_fraction", "label_noise", "seed"),
+    "multiclass": ("task", "n_samples", "n_test", "n_features", "n_classes", "class_sep",
+                   "seed"),
+}
+_SYNTH_DEFAULTS = {
+    "multilabel": {"n_samples": 200, "n_test": 100, "n_features": 50, "n_labels": 20,
+                   "rank": 5, "density": 0.2, "positive_fraction": 0.1, "label_noise": 0.0,
+                   "seed": 0},
+    "multiclass": {"n_samples": 200, "n_test": 100, "n_features": 10, "n_classes": 4,
+                   "class_sep": 2.0, "seed": 0},
+}
+_INT_MIN = {"n_samples": 1, "n_test": 1, "n_features": 1, "n_labels": 1, "rank": 1,
+            "seed": 0, "n_classes": 2}
+# name -> (low, high, low_open, high_open)
+_FLOAT_RANGE = {"density": (0.0, 1.0, True, False), "positive_fraction": (0.0, 1.0, True, True),
+                "label_noise": (0.0, 0.5, False, True),
+                "class_sep": (0.0, float("inf"), False, True)}
+
+
+def _unknown_keys(node: dict, valid, path: str, source) -> None:
+    for key in node:
+        if key not in valid:
+            hint = suggest(str(key), valid)
+            msg = f"unknown key '{path}.{key}'."
+            if hint:
+                msg += f" Did you mean '{path}.{hint}'?"
+            msg += f" Valid keys under '{path}': {', '.join(sorted(valid))}"
+            raise ConfigError(source, None, msg)
+
+
+def _check_int(value, path, source, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ConfigError(source, path, f"must be an int >= {minimum}. Got {value!r} instead.")
+    return int(value)
+
+
+def _check_float(value, path, source, low, high, low_open, high_open) -> float:
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    if ok:
+        v = float(value)
+        ok = (v > low if low_open else v >= low) and (v < high if high_open else v <= high)
+    if not ok:
+        rng = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+        raise ConfigError(source, path, f"must be a float in the range {rng}. "
+                                        f"Got {value!r} instead.")
+    return float(value)
+
+
+def _check_str(value, path, source) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(source, path, f"must be a non-empty string. Got {value!r} instead.")
+    return value
+
+
+def _from_registry(name: str, source, key_path) -> DatasetSpec:
+    entry = get_entry(name, source=source, key_path=key_path)
+    roles = [r for r in ("train", "test", "data") if r in entry["files"]]
+    return DatasetSpec(
+        name=name, kind="registry", format=entry["format"],
+        task=entry.get("task", FORMATS[entry["format"]]),
+        files=tuple((r, entry["files"][r]["path"]) for r in roles),
+        checksums=tuple((r, entry["files"][r]["sha256"]) for r in roles),
+        n_labels=entry.get("n_labels"), n_features=entry.get("n_features"),
+        source=source, key_path=key_path)
+
+
+def _from_files(node: dict, source, key_path) -> DatasetSpec:
+    kp = key_path
+    if "format" not in node:
+        raise ConfigError(source, kp, f"a file spec needs 'format' (one of "
+                                      f"{', '.join(FORMATS)}) and 'train'")
+    fmt = node["format"]
+    if fmt not in FORMATS:
+        hint = suggest(str(fmt), FORMATS)
+        hints = [hint] if hint else [f for f in FORMATS if str(fmt) and f.startswith(str(fmt))]
+        msg = f"must be one of {', '.join(repr(f) for f in FORMATS)}. Got {fmt!r} instead."
+        if hints:
+            msg += f" Did you mean {' or '.join(repr(h) for h in hints)}?"
+        raise ConfigError(source, f"{kp}.format", msg)
+    if "train" not in node:
+        raise ConfigError(source, kp, "a file spec needs 'train' (the training file; "
+                                      "'test' is optional)")
+    train = _check_str(node["train"], f"{kp}.train", source)
+    test = _check_str(node["test"], f"{kp}.test", source) if "test" in node else None
+    allowed = {
+        "arff": {"n_labels", "xml"},
+        "libsvm-multilabel": {"n_labels", "n_features"},
+        "libsvm-multiclass": {"n_features"},
+        "arff-regression": set(),
+        "xc": set(),
+    }[fmt]
+    why = {"n_labels": "the number of labels", "n_features": "the number of features",
+           "xml": "a Mulan XML label list"}
+    for opt in ("n_labels", "n_features", "xml"):
+        if opt in node and opt not in allowed:
+            raise ConfigError(source, f"{kp}.{opt}", f"is not used with format {fmt!r} "
+                                                     f"({why[opt]} is only set for "
+                                                     f"{_formats_with(opt)})")
+    n_labels = _check_int(node["n_labels"], f"{kp}.n_labels", source, 1) \
+        if "n_labels" in node else None
+    n_features = _check_int(node["n_features"], f"{kp}.n_features", source, 1) \
+        if "n_features" in node else None
+    xml = _check_str(node["xml"], f"{kp}.xml", source) if "xml" in node else None
+    if fmt == "arff" and n_labels is None and xml is None:
+        raise ConfigError(source, kp, "format 'arff' needs 'n_labels' (the last n_labels "
+                                      "attributes are the labels) or 'xml' (the Mulan label "
+                                      "list)")
+    name = _check_str(node["name"], f"{kp}.name", source) if "name" in node \
+        else _default_name(train)
+    files = (("train", train),) + ((("test", test),) if test else ())
+    return DatasetSpec(name=name, kind="files", format=fmt, task=FORMATS[fmt], files=files,
+                       n_labels=n_labels, n_features=n_features, xml=xml, source=source,
+                       key_path=key_path)
+
+
+def _formats_with(opt: str) -> str:
+    return {"n_labels": "'arff' and 'libsvm-multilabel'",
+            "n_features": "'libsvm-multilabel' and 'libsvm-multiclass'",
+            "xml": "'arff'"}[opt]
+
+
+def _default_name(train: str) -> str:
+    """``data/bibtex-train.arff.gz`` -> ``bibtex``; ``bibtex/train.svm`` -> ``bibtex``."""
+    path = Path(train)
+    name = path.name
+    for suffix in (".gz", ".arff", ".svm", ".txt", ".libsvm", ".scale"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    for sep in ("-", "_", "."):
+        if name.lower().endswith(sep + "train"):
+            name = name[: -len(sep + "train")]
+    if name.lower() in ("", "train"):
+        name = path.parent.name
+    return name or "data"
+
+
+def _from_synthetic(node: dict, source, key_path) -> DatasetSpec:
+    kp = f"{key_path}.synthetic"
+    params = node["synthetic"]
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise ConfigError(source, kp, f"must be a mapping of generator parameters. "
+                                      f"Got {params!r} instead.")
+    task = params.get("task", "multilabel")
+    if task not in _SYNTH_KEYS:
+        raise ConfigError(source, f"{kp}.task", f"must be 'multilabel' or 'multiclass'. "
+                                                f"Got {task!r} instead.")
+    _unknown_keys(params, _SYNTH_KEYS[task], kp, source)
+    values = dict(_SYNTH_DEFAULTS[task])
+    for key, value in params.items():
+        if key == "task":
+            continue
+        if key in _INT_MIN:
+            values[key] = _check_int(value, f"{kp}.{key}", source, _INT_MIN[key])
+        else:
+            values[key] = _check_float(value, f"{kp}.{key}", source, *_FLOAT_RANGE[key])
+    default_name = "synthetic" if task == "multilabel" else "synthetic-multiclass"
+    name = _check_str(node["name"], f"{key_path}.name", source) if "name" in node \
+        else default_name
+    return DatasetSpec(name=name, kind="synthetic", format=None, task=task,
+                       params=(("task", task),) + tuple(sorted(values.items())),
+                       source=source, key_path=key_path)
+
+
+def resolve_dataset(node, *, source: str | None = None, key_path: str = "dataset") -> DatasetSpec:
+    """Validate a config's ``dataset:`` value and turn it into a :class:`DatasetSpec`.
+
+    Accepted forms::
+
+        bibtex                                     # a registered name
+        {name: bibtex}                             # the same
+        {format: arff, train: PATH, test: PATH, n_labels: 159, xml: PATH, name: NAME}
+        {format: libsvm-multilabel, train: ..., test: ..., n_features: D, n_labels: L}
+        {format: libsvm-multiclass, train: ..., test: ..., n_features: D}
+        {format: xc, train: ..., test: ...}        # widths from the header
+        {format: arff-regression, train: ...}
+        {synthetic: {n_samples, n_test, n_features, n_labels, rank, density,
+                     positive_fraction, label_noise, seed}, name: NAME}
+        {synthetic: {task: multiclass, n_samples, n_test, n_features, n_classes, class_sep,
+                     seed}}
+
+    Explicit file paths are taken as given when absolute; relative ones are looked up in the
+    current directory, then on the data search path. File existence is checked when loading,
+    not here.
+
+    Raises
+    ------
+    ConfigError
+        Unknown keys (with a suggestion and the valid keys), wrong types or ranges (naming the
+        dotted key path), unknown dataset names (:class:`~mlx.errors.UnknownNameError`).
+    """
+    if isinstance(node, str):
+        return _from_registry(node, source, key_path)
+    if not isinstance(node, dict):
+        raise ConfigError(source, key_path, "must be a registered dataset name, {name: NAME}, "
+                                            "a file spec {format, train, test, ...} or "
+                                            f"{{synthetic: {{...}}}}. Got {node!r} instead.")
+    _unknown_keys(node, _ALL_KEYS, key_path, source)
+    if "synthetic" in node:
+        extra = sorted(set(node) - {"synthetic", "name"})
+        if extra:
+            raise ConfigError(source, f"{key_path}.{extra[0]}",
+                              "cannot be combined with 'synthetic' (a synthetic dataset takes "
+                              "only 'synthetic' and 'name')")
+        return _from_synthetic(node, source, key_path)
+    if set(node) == {"name"}:
+        name = node["name"]
+        if not isinstance(name, str):
+            raise ConfigError(source, f"{key_path}.name", f"must be a registered dataset name. "
+                                                          f"Got {name!r} instead.")
+        return _from_registry(name, source, f"{key_path}.name")
+    if not node:
+        raise ConfigError(source, key_path, "is empty; give a registered dataset name, a file "
+                                            "spec {format, train, test, ...} or "
+                                            "{synthetic: {...}}")
+    return _from_files(node, source, key_path)
