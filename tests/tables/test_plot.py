@@ -6,10 +6,10 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from mlx import cli_tables
 from mlx.cli import cli
-from mlx.paper_tables import load_spec
-from mlx.plot import plot_results, plot_spec
+from mlx.tables import cli as cli_tables
+from mlx.tables.plot import plot_results, plot_spec
+from mlx.tables.spec import load_spec
 from mlx.runner.results import COLUMNS
 
 for _cmd in (cli_tables.table, cli_tables.compare, cli_tables.plot, cli_tables.results_doc):

@@ -20,6 +20,29 @@ def _is_spec(target: str) -> bool:
     return Path(target).suffix.lower() in (".yaml", ".yml")
 
 
+PAIRED_HELP = ("test method A against method B (result labels), paired by repetition "
+               "on the test split: mean difference, paired t-test and Wilcoxon signed-rank "
+               "p-values per dataset, metric, k/L and observed ratio; printed, and written "
+               "to paired-A-vs-B.md/.csv")
+
+
+def _paired(frame, pair: str | None, source: str):
+    """The paired comparison asked for with --paired (None without it)."""
+    if not pair:
+        return None
+    from mlx.tables.paired import paired_comparison, parse_pair
+
+    return paired_comparison(frame, *parse_pair(pair), source=source)
+
+
+def _echo_paired(comparison, out_dir) -> None:
+    from mlx.tables.paired import write_paired
+
+    written = write_paired(comparison, out_dir)
+    click.echo(written["markdown"])
+    click.echo(f"wrote {', '.join(str(p) for p in written['paths'].values())}", err=True)
+
+
 def _command_line(*words) -> str:
     """The command as a user would type it (recorded with the rendered table)."""
     return " ".join(["mlx"] + [shlex.quote(str(w)) for w in words if w is not None])
@@ -37,18 +60,24 @@ def _command_line(*words) -> str:
                    "the table here; exit 0 when ready, 3 when something is missing.")
 @click.option("--list-configs", is_flag=True,
               help="Spec mode: print the spec's config files, one per line, and exit.")
+@click.option("--paired", metavar="A,B", default=None,
+              help=f"Results mode: also {PAIRED_HELP} in the results directory.")
 @click.pass_context
-def table(ctx, target, split, output_dir, check, list_configs):
+def table(ctx, target, split, output_dir, check, list_configs, paired):
     """Render a paper table from a spec, or re-render a run's own table.
 
     TARGET is a table spec (configs/tables/NAME.yaml): our results beside the
     published numbers, written to results/tables/NAME.{md,csv,tex} and printed as
     Markdown. Or TARGET is a results directory or results.csv: its wide tables are
-    re-rendered (table.md, table.csv in that directory).
+    re-rendered (table.md, table.csv in that directory); with --paired A,B a paired
+    test of method A against method B follows.
     """
     if _is_spec(target):
         if split:
             raise click.UsageError("--split applies to a results directory, not to a table spec")
+        if paired:
+            raise click.UsageError("--paired applies to a results directory (or 'mlx compare'), "
+                                   "not to a table spec")
         _table_spec(ctx, target, output_dir, check, list_configs)
         return
     if output_dir or check or list_configs:
@@ -57,15 +86,20 @@ def table(ctx, target, split, output_dir, check, list_configs):
     from mlx.runner.results import read_results, render_tables
 
     frame = read_results(target)
+    comparison = _paired(frame, paired, str(target))   # test rows, whatever --split says
     if split:
         frame = frame[frame["split"].isin([split]) | (frame["status"] != "ok")]
     out = Path(target) if Path(target).is_dir() else Path(target).parent
     title = str(frame["experiment"].iloc[0]) if len(frame) else ""
     click.echo(render_tables(frame, out, title=title))
+    if comparison is not None:
+        _echo_paired(comparison, out)
 
 
 def _table_spec(ctx, path, output_dir, check, list_configs):
-    from mlx.paper_tables import build_table, check_spec, load_spec, read_sources, write_table
+    from mlx.tables.build import build_table, read_sources
+    from mlx.tables.render import write_table
+    from mlx.tables.spec import check_spec, load_spec
 
     if list_configs:
         for c in load_spec(path, require_configs=False).configs:
@@ -99,16 +133,21 @@ def _table_spec(ctx, path, output_dir, check, list_configs):
 @click.option("--metric", "metrics", multiple=True, help="Only these metrics (repeatable).")
 @click.option("-o", "--output-dir", type=click.Path(file_okay=False), default=None,
               help="Also write compare-PAPER.md/.csv/.tex/.json to this directory.")
-def compare(results, paper, tables, metrics, output_dir):
+@click.option("--paired", metavar="A,B", default=None,
+              help=f"Also {PAIRED_HELP} in --output-dir, else in the results directory.")
+def compare(results, paper, tables, metrics, output_dir, paired):
     """Compare any results directory (or results.csv) with a paper's published numbers.
 
     Rows are matched automatically by dataset, method (result label such as LEML-SQ,
     else method and its loss parameter), k/L, observed ratio and metric.
     """
-    from mlx.paper_tables import Source, build_table, compare_spec, render_markdown, write_table
+    from mlx.tables.build import Source, build_table
+    from mlx.tables.compare import compare_spec
+    from mlx.tables.render import render_markdown, write_table
     from mlx.runner.results import read_results
 
     frame = read_results(results)
+    comparison = _paired(frame, paired, str(results))
     spec, notes = compare_spec(frame, paper, tables=list(tables) or None,
                                metrics=list(metrics) or None, source=str(results))
     run_dir = Path(results) if Path(results).is_dir() else Path(results).parent
@@ -125,6 +164,8 @@ def compare(results, paper, tables, metrics, output_dir):
     else:
         md = render_markdown(rendered)
     click.echo(md)
+    if comparison is not None:
+        _echo_paired(comparison, output_dir or run_dir)
     for note in notes:
         click.echo(f"Note: {note}", err=True)
 
@@ -158,12 +199,12 @@ def plot(target, x, metric, paper, datasets, output_dir):
     table spec, whose 'figures' are drawn from its results. Published values are drawn
     as dashed lines with open markers in the method's colour.
     """
-    from mlx.plot import plot_results, plot_spec
+    from mlx.tables.plot import plot_results, plot_spec
 
     if _is_spec(target):
         if x or metric:
             raise click.UsageError("--x and --metric apply to results; a spec lists its figures")
-        from mlx.paper_tables import load_spec
+        from mlx.tables.spec import load_spec
 
         paths, notes = plot_spec(load_spec(target), output_dir or DEFAULT_TABLES_DIR)
         for note in notes:
@@ -188,7 +229,7 @@ def plot(target, x, metric, paper, datasets, output_dir):
               show_default=True, help="The document to write.")
 def results_doc(tables_dir, output):
     """Write docs/RESULTS.md from the rendered paper tables and their runs' manifests."""
-    from mlx.paper_tables import write_results_doc
+    from mlx.tables.results_doc import write_results_doc
 
     path, n = write_results_doc(tables_dir, output)
     click.echo(f"wrote {path} ({n} table{'s' if n != 1 else ''})")

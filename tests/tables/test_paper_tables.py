@@ -7,11 +7,14 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from mlx import cli_tables
 from mlx.cli import cli
-from mlx.paper_tables import (auto_series, build_table, compare_spec, load_spec, published,
-                              read_sources, render_csv, render_latex, render_markdown,
-                              results_doc_text, write_table)
+from mlx.tables import cli as cli_tables
+from mlx.tables.build import build_table, read_sources
+from mlx.tables.compare import auto_series, compare_spec
+from mlx.tables.published import published
+from mlx.tables.render import render_csv, render_latex, render_markdown, write_table
+from mlx.tables.results_doc import results_doc_text
+from mlx.tables.spec import load_spec
 from mlx.reference import build as reference_build
 from mlx.runner.results import COLUMNS
 
@@ -160,8 +163,42 @@ def test_repetitions_are_averaged_and_metric_shown_as_fraction(tmp_path):
     s = load_spec(spec)
     cell = next(c for c in build_table(s, read_sources(s)).cells
                 if c.key["series"] == "LEML-SQ" and c.key["k_over_L"] == 0.2)
-    assert cell.text() == "0.8900 / 0.8910 (-0.0010)" and cell.n_rep == 2
+    # mean (sd over the 2 repetitions, ddof=1: 0.01414) / published (difference)
+    assert cell.text() == "0.8900 (0.0141) / 0.8910 (-0.0010)" and cell.n_rep == 2
     assert cell.state == "ok"
+
+
+def test_sd_over_repetitions_in_markdown_latex_and_csv(tmp_path):
+    rows = [row("LEML-SQ", "leml", "squared", 0.2, 1.0, "p@1", v, rep=i)
+            for i, v in enumerate((0.59, 0.61, 0.63))] + SMALL_ROWS[1:]
+    res = write_results(tmp_path / "res", rows)
+    spec = tmp_path / "s.yaml"
+    spec.write_text(SPEC.format(results=res))
+    s = load_spec(spec)
+    table = build_table(s, read_sources(s))
+    md = render_markdown(table)
+    # 3 repetitions: mean 61.00, sd 2.00 (in %); a single repetition shows no sd.
+    assert "| bibtex | 20% | 61.00 (2.00) / 58.33 (+2.67) | — / 41.43 |" in md
+    assert "|  | 40% | 58.00 / 60.99 (-2.99) ▼ |" in md
+    assert ("in the unit of the block heading. Where a cell has more than one repetition, ours "
+            "is their mean with the standard deviation in parentheses: ours (sd) / published "
+            "(ours − published). ▼ worse") in md
+    tex = render_latex(table)
+    assert r"61.00 (2.00) / 58.33 {\scriptsize (+2.67)}" in tex
+    assert "% ours (sd): mean and standard deviation over repetitions." in tex
+    frame = pd.read_csv(pd.io.common.StringIO(render_csv(table)))
+    first = frame[(frame["series"] == "LEML-SQ") & (frame["k_over_L"] == 0.2)].iloc[0]
+    assert (first["ours"], first["ours_std"], first["repetitions"]) == (61, 2, 3)
+
+
+def test_compare_shows_sd_over_repetitions(tmp_path):
+    rows = [row("LEML-SQ", "leml", "squared", 0.2, 1.0, "p@1", v, rep=i)
+            for i, v in enumerate((0.60, 0.62))]
+    res = write_results(tmp_path / "res", rows)
+    r = invoke("compare", res, "--paper", "leml")
+    assert r.exit_code == 0, r.output
+    assert "| bibtex | 61.00 (1.41) / 58.33 (+2.67) |" in r.stdout
+    assert "ours (sd) / published (ours − published)" in r.stdout
 
 
 def test_table_command_writes_files_and_prints_markdown(small, tmp_path):
@@ -265,7 +302,7 @@ def test_spec_with_a_config_reads_its_output_directory(tmp_path):
 def test_every_shipped_spec_loads():
     from pathlib import Path
 
-    specs = sorted((Path(__file__).resolve().parents[1] / "configs" / "tables").glob("*.yaml"))
+    specs = sorted((Path(__file__).resolve().parents[2] / "configs" / "tables").glob("*.yaml"))
     assert len(specs) >= 8
     for path in specs:
         spec = load_spec(path, require_configs=False)
@@ -310,7 +347,7 @@ def test_compare_missing_label_rate_uses_missing_label_tables(tmp_path):
     rows = [row("BR-LR", "br", "logistic", None, 0.2, "p@1", 0.5594)]
     frame = pd.DataFrame(rows, columns=COLUMNS)
     spec, _ = compare_spec(frame, "leml")
-    from mlx.paper_tables import Source
+    from mlx.tables.build import Source
 
     table = build_table(spec, [Source("x", "results", tmp_path, frame, None)])
     (cell,) = table.cells

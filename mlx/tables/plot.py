@@ -16,6 +16,10 @@ import numpy as np
 import pandas as pd
 
 from mlx.errors import MlxError
+from mlx.tables.build import ours_frame, params_dict, read_sources, select_rows
+from mlx.tables.compare import auto_series
+from mlx.tables.published import papers, published
+from mlx.tables.spec import PSEUDO_METRICS, Series, metric_style
 
 __all__ = ["plot_results", "plot_spec"]
 
@@ -39,8 +43,6 @@ def _slug(text: str) -> str:
 
 
 def _choose_paper(frame: pd.DataFrame, metric: str) -> str | None:
-    from mlx.paper_tables import auto_series, published, papers
-
     best, best_n = None, 0
     pub = published()
     for paper in papers():
@@ -83,7 +85,7 @@ def plot_results(frame: pd.DataFrame, *, x: str, metric: str, out_dir, paper: st
     paper : str or None
         Overlay this paper's published values; ``"auto"`` picks the paper that matches
         the most points, ``None`` or ``"none"`` draws none.
-    series : list of mlx.paper_tables.Series, optional
+    series : list of mlx.tables.spec.Series, optional
         Which results to draw and their published counterparts (default: every label,
         matched automatically).
     at : dict, optional
@@ -92,8 +94,6 @@ def plot_results(frame: pd.DataFrame, *, x: str, metric: str, out_dir, paper: st
     Returns the written files (PNG and PDF for each figure).
     """
     from mlx.metrics import parse_metric
-    from mlx.paper_tables import (PSEUDO_METRICS, Series, auto_series, metric_style,
-                                  params_dict, published, select_rows)
 
     if x not in X_LABELS:
         raise MlxError(f"--x must be rank_ratio or observed_ratio, not {x!r}")
@@ -233,8 +233,6 @@ def plot_results(frame: pd.DataFrame, *, x: str, metric: str, out_dir, paper: st
 
 def plot_spec(spec, out_dir) -> tuple[list[Path], list[str]]:
     """Draw the ``figures`` of a table spec from its results; returns (files, notes)."""
-    from mlx.paper_tables import ours_frame, read_sources
-
     sources = read_sources(spec)
     frame = ours_frame(sources, spec.dataset_aliases)
     written, notes = [], []
