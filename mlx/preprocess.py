@@ -7,6 +7,12 @@ one-key mapping ``{name: {param: value}}``::
 
 Steps
 -----
+``impute_mean``
+    Replace each missing feature value (NaN, stored explicitly in the CSR matrix, as the
+    readers' ``missing: nan`` option gives them) by the mean of that feature's observed values
+    on the training rows; implicit zeros are observed zeros. A feature with no observed
+    training value is filled with 0. List it first: the other steps and the methods do not
+    accept NaN.
 ``l2_normalize``
     Divide each row by its Euclidean norm; all-zero rows stay zero. Stateless.
 ``bias``
@@ -54,6 +60,7 @@ from mlx.registry import Registry
 __all__ = [
     "STEPS",
     "Step",
+    "ImputeMean",
     "L2Normalize",
     "Bias",
     "MinMax",
@@ -144,6 +151,26 @@ class Step:
 
 
 STEPS: Registry[type[Step]] = Registry("preprocessing step")
+
+
+@STEPS.register("impute_mean")
+class ImputeMean(Step):
+    """Replace NaN feature values by the feature's mean over the observed training values."""
+
+    name = "impute_mean"
+
+    def _fit(self, X):
+        n, d = X.shape
+        nan = np.isnan(X.data)
+        sums = np.bincount(X.indices[~nan], weights=X.data[~nan], minlength=d)
+        observed = n - np.bincount(X.indices[nan], minlength=d)
+        self.mean_ = np.divide(sums, observed, out=np.zeros(d), where=observed > 0)
+
+    def _transform(self, X):
+        data = X.data.copy()
+        nan = np.isnan(data)
+        data[nan] = self.mean_[X.indices[nan]]
+        return _with_data(X, data)
 
 
 @STEPS.register("l2_normalize")

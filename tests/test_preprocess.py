@@ -163,7 +163,52 @@ def test_not_fitted_and_width_mismatch():
 
 
 def test_steps_registry_names():
-    assert STEPS.names() == ["bias", "l2_normalize", "minmax", "remove_constant", "tfidf"]
+    assert STEPS.names() == ["bias", "impute_mean", "l2_normalize", "minmax", "remove_constant",
+                             "tfidf"]
+
+
+def with_nan(X, seed, fraction=0.2):
+    """``X`` with a random ``fraction`` of its entries (zeros included) missing, plus a column
+    missing in every row."""
+    X = X.copy()
+    rng = np.random.default_rng(seed)
+    X[rng.random(X.shape) < fraction] = np.nan
+    X[:, 4] = np.nan
+    return X
+
+
+def ref_impute_mean(train, X):
+    observed = ~np.isnan(train)
+    counts = observed.sum(axis=0)
+    sums = np.where(observed, train, 0.0).sum(axis=0)
+    means = np.divide(sums, counts, out=np.zeros(train.shape[1]), where=counts > 0)
+    return np.where(np.isnan(X), means, X)
+
+
+def test_impute_mean_matches_dense_reference_with_train_fitted_means():
+    train, test = with_nan(sparse_data(0), 1), with_nan(10 * sparse_data(1, n=17), 2)
+    assert np.isnan(train).sum() > 10 and np.isnan(test[:, 0]).any()
+    X = sp.csr_matrix(train)
+    assert np.isnan(X.data).sum() == np.isnan(train).sum()   # NaN entries are stored
+    pre, out = run(["impute_mean"], train, test)
+    assert sp.isspmatrix_csr(out) and out.has_sorted_indices
+    assert np.isfinite(out.data).all() and not (out.data == 0).any()
+    np.testing.assert_allclose(out.toarray(), ref_impute_mean(train, test), rtol=1e-12)
+    np.testing.assert_allclose(pre.transform(X).toarray(), ref_impute_mean(train, train))
+    mean = pre.steps[0].mean_
+    assert mean[4] == 0.0                                    # never observed: filled with 0
+    assert mean[0] == pytest.approx(np.nanmean(train[:, 0]))  # implicit zeros are observed
+
+
+def test_impute_mean_then_other_steps_and_no_nan_is_identity():
+    train, test = with_nan(sparse_data(0), 3), with_nan(sparse_data(1), 4)
+    _, out = run(["impute_mean", "minmax", "bias"], train, test)
+    filled = ref_impute_mean(train, train), ref_impute_mean(train, test)
+    np.testing.assert_allclose(out.toarray(), ref_bias(ref_minmax(*filled)), rtol=1e-12)
+    X = sp.csr_matrix(sparse_data(0))
+    same = Preprocessor(["impute_mean"]).fit(X).transform(X)
+    assert (same != X).nnz == 0
+    assert Preprocessor(["impute_mean"]).describe() == [{"impute_mean": {}}]
 
 
 # --------------------------------------------------------------------------- config errors
@@ -174,7 +219,7 @@ def test_unknown_step_name():
         parse_steps(["l2_normalize", "l2_normalise"], source="configs/x.yaml")
     assert str(info.value) == (
         "configs/x.yaml: preprocess[1]: unknown preprocessing step 'l2_normalise'. Did you mean "
-        "'l2_normalize'? Available preprocessing steps: bias, l2_normalize, minmax, "
+        "'l2_normalize'? Available preprocessing steps: bias, impute_mean, l2_normalize, minmax, "
         "remove_constant, tfidf")
 
 

@@ -20,10 +20,12 @@ or 1.
 
 Weka regression ARFF
 --------------------
-Dense rows; the **last attribute is the target** and must be numeric. Nominal feature
-attributes are encoded, by default, as the codes ``1..k`` of their values in declaration order
-(one column per attribute, so abalone keeps its 8 features: ``{M, F, I}`` -> 1, 2, 3);
-``nominal="onehot"`` gives one 0/1 column per value instead. A single trailing comma at the
+Dense rows; the **last attribute is the target** and must be numeric (with ``n_targets=T``,
+as in Mulan multi-target regression files such as rf1, the last T attributes are the targets
+and ``Y`` has T columns). Nominal feature attributes are encoded, by default, as the codes
+``1..k`` of their values in declaration order (one column per attribute, so abalone keeps its
+8 features: ``{M, F, I}`` -> 1, 2, 3); ``nominal="onehot"`` gives one 0/1 column per value
+instead. A single trailing comma at the
 end of a row is ignored (the Delve bank files have one).
 
 Common rules
@@ -32,12 +34,15 @@ Common rules
 ``@data`` are case-insensitive; attribute names and nominal values may be quoted with ``'`` or
 ``"`` (backslash escapes). Missing values (``?``) are **not** supported: they raise
 :class:`~mlx.errors.DataFormatError` naming the file, line and attribute (remove or impute
-those rows first). Files may be gzip-compressed. ``string``, ``date`` and ``relational``
-attributes are rejected.
+those rows first). In a regression file read with ``missing="nan"``, a missing *feature* value
+is read as NaN, stored explicitly in the CSR ``X`` (impute it with the ``impute_mean``
+preprocessing step: methods refuse NaN); a missing target is always an error. Files may be
+gzip-compressed. ``string``, ``date`` and ``relational`` attributes are rejected.
 """
 
 from __future__ import annotations
 
+import math
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -46,7 +51,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlx.data.dataset import Dataset, canonical_csr
-from mlx.data.lineparse import first_failure, log_rows_without_labels, reading, token_text
+from mlx.data.lineparse import (
+    MISSING_HINT,
+    first_failure,
+    log_missing_features,
+    log_rows_without_labels,
+    reading,
+    token_text,
+)
 from mlx.errors import DataFormatError
 
 __all__ = [
@@ -262,12 +274,15 @@ def _read_rows(lines: Iterator, m: int, path) -> _Rows:
     return _Rows(bool(style), tokens, counts, row_lines)
 
 
-def _value_error(path, line_no, attr: Attribute, tok: bytes) -> DataFormatError:
+_NO_MISSING = "missing values are not supported; remove or impute the rows that have them"
+
+
+def _value_error(path, line_no, attr: Attribute, tok: bytes,
+                 missing_hint: str = _NO_MISSING) -> DataFormatError:
     text = token_text(tok.strip())
     if text == "?":
         return DataFormatError(path, line_no, f"missing value '?' for attribute '{attr.name}' "
-                                              "(missing values are not supported; remove or "
-                                              "impute the rows that have them)")
+                                              f"({missing_hint})")
     return DataFormatError(path, line_no, f"malformed value '{text}' for attribute "
                                           f"'{attr.name}' (expected a number)")
 
@@ -476,73 +491,117 @@ def read_mulan_arff(path, *, n_labels: int | None = None, xml=None, name: str = 
 
 
 # ----------------------------------------------------------------------------- regression
-def _regression_dataset(path, header: ArffHeader, rows: _Rows, nominal: str,
-                        name: str) -> Dataset:
+def _missing_cell(token: bytes) -> float:
+    """A numeric ARFF value, NaN for ``?``; ``ValueError`` if not a number."""
+    return math.nan if token.strip() == b"?" else float(token)
+
+
+def _numeric_column(path, rows: _Rows, a: Attribute, col: list, nan_ok: bool,
+                    hint: str) -> np.ndarray:
+    """One numeric attribute's values; ``?`` is NaN when ``nan_ok``, else an error."""
+    n = len(col)
+    missing = np.zeros(n, dtype=bool)
+    try:
+        v = np.fromiter(map(float, col), dtype=np.float64, count=n)
+    except ValueError:
+        convert = _missing_cell if nan_ok else float
+        try:
+            v = np.fromiter(map(convert, col), dtype=np.float64, count=n)
+        except ValueError:
+            i = first_failure(col, convert)
+            raise _value_error(path, rows.lines[i], a, col[i], hint) from None
+        missing = np.fromiter((t.strip() == b"?" for t in col), dtype=bool, count=n)
+    bad = np.flatnonzero(~np.isfinite(v) & ~missing)
+    if bad.size:
+        i = int(bad[0])
+        raise DataFormatError(path, rows.lines[i],
+                              f"non-finite value '{token_text(col[i].strip())}' for "
+                              f"attribute '{a.name}' (values must be finite)")
+    return v
+
+
+def _nominal_codes(path, rows: _Rows, a: Attribute, col: list, nan_ok: bool,
+                   hint: str) -> np.ndarray:
+    """A nominal attribute's value positions ``0..k-1`` (float; NaN for ``?`` when
+    ``nan_ok``)."""
+    code = {v: k for k, v in enumerate(a.values)}
+    codes = np.empty(len(col), dtype=np.float64)
+    for i, tok in enumerate(col):
+        key = token_text(tok.strip())
+        if key[:1] in ("'", '"') and len(key) > 1 and key[-1] == key[0]:
+            key = key[1:-1]
+        k = code.get(key)
+        if k is None:
+            if key == "?":
+                if nan_ok:
+                    codes[i] = math.nan
+                    continue
+                raise _value_error(path, rows.lines[i], a, tok, hint)
+            raise DataFormatError(path, rows.lines[i], f"value '{key}' of attribute "
+                                                       f"'{a.name}' is not one of its "
+                                                       f"declared values "
+                                                       f"{{{', '.join(a.values)}}}")
+        codes[i] = k
+    return codes
+
+
+def _regression_dataset(path, header: ArffHeader, rows: _Rows, nominal: str, name: str,
+                        n_targets: int, missing: str) -> Dataset:
     attrs = header.attributes
-    m = len(attrs)
+    m, T = len(attrs), n_targets
     if m < 2:
         raise DataFormatError(path, None, "a regression ARFF file needs at least one feature "
                                           "and a target (the last attribute)")
+    if not 1 <= T < m:
+        raise DataFormatError(path, None, f"n_targets={T} does not fit the {m} declared "
+                                          "attributes (the targets are the last n_targets "
+                                          f"attributes; need 1 <= n_targets < {m})")
     for a in attrs:
         if a.kind not in ("numeric", "nominal"):
             raise DataFormatError(path, None, f"attribute {a.describe()} is not supported "
                                               "(regression ARFF attributes must be numeric or "
                                               "nominal)")
-    if attrs[-1].kind != "numeric":
-        raise DataFormatError(path, None, f"the target (last attribute) {attrs[-1].describe()} "
-                                          "is not numeric; a regression target must be numeric")
+    for a in attrs[m - T:]:
+        if a.kind != "numeric":
+            which = "(last attribute)" if T == 1 else f"(one of the last {T} attributes)"
+            raise DataFormatError(path, None, f"the target {which} {a.describe()} is not "
+                                              "numeric; a regression target must be numeric")
     if rows.sparse:
         raise DataFormatError(path, rows.lines[0] if rows.lines else None,
                               "sparse rows are not supported in regression ARFF files "
                               "(expected dense comma-separated rows)")
     n = len(rows.lines)
     toks = rows.tokens
+    feature_hint = f"missing values are not read by default; {MISSING_HINT}"
+    target_hint = "every row needs its targets; remove the rows that have none"
     columns = []
     for c, a in enumerate(attrs):
+        is_target = c >= m - T
+        nan_ok = missing == "nan" and not is_target
+        hint = target_hint if is_target else feature_hint
         col = toks[c::m]
         if a.kind == "numeric":
-            try:
-                v = np.fromiter(map(float, col), dtype=np.float64, count=n)
-            except ValueError:
-                i = first_failure(col, float)
-                raise _value_error(path, rows.lines[i], a, col[i]) from None
-            bad = np.flatnonzero(~np.isfinite(v))
-            if bad.size:
-                i = int(bad[0])
-                raise DataFormatError(path, rows.lines[i],
-                                      f"non-finite value '{token_text(col[i].strip())}' for "
-                                      f"attribute '{a.name}' (values must be finite)")
-            columns.append(v[:, None])
+            columns.append(_numeric_column(path, rows, a, col, nan_ok, hint)[:, None])
             continue
-        code = {v: k for k, v in enumerate(a.values)}
-        codes = np.empty(n, dtype=np.int64)
-        for i, tok in enumerate(col):
-            key = token_text(tok.strip())
-            if key[:1] in ("'", '"') and len(key) > 1 and key[-1] == key[0]:
-                key = key[1:-1]
-            k = code.get(key)
-            if k is None:
-                if key == "?":
-                    raise _value_error(path, rows.lines[i], a, tok)
-                raise DataFormatError(path, rows.lines[i], f"value '{key}' of attribute "
-                                                           f"'{a.name}' is not one of its "
-                                                           f"declared values "
-                                                           f"{{{', '.join(a.values)}}}")
-            codes[i] = k
+        codes = _nominal_codes(path, rows, a, col, nan_ok, hint)
         if nominal == "onehot":
             onehot = np.zeros((n, len(a.values)))
-            onehot[np.arange(n), codes] = 1.0
+            known = ~np.isnan(codes)
+            onehot[np.flatnonzero(known), codes[known].astype(np.int64)] = 1.0
+            onehot[~known] = math.nan
             columns.append(onehot)
         else:
             columns.append((codes + 1.0)[:, None])
-    X = np.hstack(columns[:-1]) if n else np.zeros((0, sum(c.shape[1] for c in columns[:-1])))
-    y = columns[-1]
-    return Dataset(X=canonical_csr(X), Y=canonical_csr(y), name=name, task="regression",
-                   label_names=(attrs[-1].name,))
+    features, targets = columns[:m - T], columns[m - T:]
+    X = np.hstack(features) if n else np.zeros((0, sum(c.shape[1] for c in features)))
+    X = canonical_csr(X)
+    log_missing_features(X, path)
+    return Dataset(X=X, Y=canonical_csr(np.hstack(targets)), name=name, task="regression",
+                   label_names=tuple(a.name for a in attrs[m - T:]))
 
 
-def read_regression_files(paths: Sequence, *, nominal: str = "codes",
-                          name: str = "") -> list[Dataset]:
+def read_regression_files(paths: Sequence, *, nominal: str = "codes", n_targets: int = 1,
+                          missing: str = "error", name: str = "") -> list[Dataset]:
     """Read Weka regression ARFF files that declare the same attributes.
 
     Parameters
@@ -551,20 +610,28 @@ def read_regression_files(paths: Sequence, *, nominal: str = "codes",
     nominal : {"codes", "onehot"}
         Encoding of nominal features: their value's position ``1..k`` in the declaration, or
         one 0/1 column per value.
+    n_targets : int
+        The last ``n_targets`` attributes are the targets (Mulan multi-target files).
+    missing : {"error", "nan"}
+        Whether a missing feature value ``?`` is an error or read as NaN (a missing target is
+        always an error).
     name : str
 
     Returns
     -------
-    list of Dataset with ``task="regression"``: ``X`` (n, d) and ``Y`` the (n, 1) target
-    column stored as CSR (``Y.toarray()[:, 0]`` is the target; zeros are implicit).
+    list of Dataset with ``task="regression"``: ``X`` (n, d) and ``Y`` the (n, n_targets)
+    targets stored as CSR (``Y.toarray()[:, 0]`` is the first target; zeros are implicit).
     """
     if nominal not in ("codes", "onehot"):
         raise ValueError(f"nominal must be 'codes' or 'onehot', got {nominal!r}")
+    if missing not in ("error", "nan"):
+        raise ValueError(f"missing must be 'error' or 'nan', got {missing!r}")
     parsed = [_read(p) for p in paths]
     _check_same_header(paths, [h for h, _ in parsed])
-    return [_regression_dataset(p, h, r, nominal, name) for p, (h, r) in zip(paths, parsed)]
+    return [_regression_dataset(p, h, r, nominal, name, n_targets, missing)
+            for p, (h, r) in zip(paths, parsed)]
 
 
-def read_arff_regression(path, *, nominal: str = "codes", name: str = "") -> Dataset:
+def read_arff_regression(path, **options) -> Dataset:
     """Read one Weka regression ARFF file; see :func:`read_regression_files`."""
-    return read_regression_files([path], nominal=nominal, name=name)[0]
+    return read_regression_files([path], **options)[0]

@@ -45,7 +45,7 @@ from mlx.data.paths import (
     user_data_dir,
 )
 from mlx.data.registry import dataset_info, get_entry, list_datasets, registry
-from mlx.data.spec import FORMATS, DatasetSpec, resolve_dataset
+from mlx.data.spec import FORMAT_OPTIONS, FORMAT_TASKS, FORMATS, DatasetSpec, resolve_dataset
 from mlx.errors import ConfigError, DataFormatError, DataNotFoundError
 
 __all__ = [
@@ -56,6 +56,8 @@ __all__ = [
     # re-exported
     "PARSER_VERSION",
     "FORMATS",
+    "FORMAT_TASKS",
+    "FORMAT_OPTIONS",
     "DatasetSpec",
     "registry",
     "list_datasets",
@@ -137,20 +139,23 @@ def find_files(spec: DatasetSpec) -> list[str]:
 
 # ----------------------------------------------------------------------------- parsing
 def _parse(spec: DatasetSpec, paths: dict, xml: Path | None) -> dict:
-    from mlx.data import arff, libsvm, xc_repo
+    from mlx.data import arff, delimited, libsvm, xc_repo
 
     roles = list(paths)
     files = [paths[r] for r in roles]
     fmt = spec.format
+    options = dict(spec.options)
     if fmt == "arff":
         parts = arff.read_mulan_files(files, n_labels=spec.n_labels, xml=xml, name=spec.name)
     elif fmt == "arff-regression":
-        parts = arff.read_regression_files(files, name=spec.name)
+        parts = arff.read_regression_files(files, name=spec.name, **options)
     elif fmt in ("libsvm-multilabel", "libsvm-multiclass"):
-        parts = libsvm.read_libsvm_files(files, task=FORMATS[fmt], n_features=spec.n_features,
+        parts = libsvm.read_libsvm_files(files, task=spec.task, n_features=spec.n_features,
                                          n_labels=spec.n_labels, name=spec.name)
     elif fmt == "xc":
         parts = xc_repo.read_xc_files(files, name=spec.name)
+    elif fmt == "csv":
+        parts = delimited.read_delimited_files(files, task=spec.task, name=spec.name, **options)
     else:  # pragma: no cover - resolve_dataset validates formats
         raise ValueError(f"unknown format {fmt!r}")
     return dict(zip(roles, parts))
@@ -176,6 +181,7 @@ def _load_parts(spec: DatasetSpec, roles, *, cache: bool) -> dict:
                             f"{role} file); the file is damaged or a different version: "
                             f"delete it and run 'mlx datasets fetch {spec.name}'")
     key_doc = json.dumps({"parser": PARSER_VERSION, "format": spec.format, "name": spec.name,
+                          "task": spec.task, "options": [list(o) for o in spec.options],
                           "n_labels": spec.n_labels, "n_features": spec.n_features,
                           "files": [[r, shas[r]] for r in roles],
                           "xml": content_sha256(xml) if xml else None}, sort_keys=True)

@@ -21,10 +21,12 @@ class Dataset:
     Y : scipy.sparse.csr_matrix of shape (n_samples, n_labels)
         float64 with stored entries equal to 1: the support is the label set.
         For multi-class data each row has exactly one label; for regression
-        data ``Y`` holds the real-valued targets (see ``task``).
+        data ``Y`` holds the real-valued targets (n, T), for ordinal data the
+        integer levels (n, 1), zeros implicit (see ``task``). Missing feature
+        values, where a reader was asked to keep them, are stored NaN entries.
     name : str
     task : str
-        ``"multilabel"``, ``"multiclass"`` or ``"regression"``.
+        ``"multilabel"``, ``"multiclass"``, ``"regression"`` or ``"ordinal"``.
     label_names : tuple of str or None
     """
 

@@ -16,7 +16,8 @@ Multi-class::
 
 ``label`` is any number. The sorted distinct class values of all files read together (train
 and test) are mapped to ``0..K-1``, so the mapping is the same for both; ``Y`` is one-hot and
-``label_names`` holds the original values.
+``label_names`` holds the original values. Read as an ordinal task (``task="ordinal"``), the
+labels must be integer levels and ``Y`` is the ``(n, 1)`` column of levels.
 
 Blank lines and lines starting with ``#`` are skipped. Files may be gzip-compressed (detected
 by their magic bytes); CRLF line endings are accepted. Explicit zero values are dropped (the
@@ -31,13 +32,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-import scipy.sparse as sp
-
-from mlx.data.dataset import Dataset, canonical_csr
+from mlx.data.dataset import Dataset
 from mlx.data.lineparse import (
     RawRows,
     SparseLineParser,
+    build_levels_Y,
+    build_multiclass_Ys,
     build_multilabel_Y,
     build_X,
     log_rows_without_labels,
@@ -49,10 +49,6 @@ __all__ = [
     "read_libsvm_multiclass",
     "read_libsvm_files",
 ]
-
-
-def _class_name(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
 def parse_libsvm(path, *, label_mode: str, n_features: int | None = None,
@@ -73,7 +69,7 @@ def read_libsvm_files(paths: Sequence, *, task: str = "multilabel",
     Parameters
     ----------
     paths : sequence of path-like
-    task : {"multilabel", "multiclass"}
+    task : {"multilabel", "multiclass", "ordinal"}
     n_features : int, optional
         Number of features. Default: the largest index over all files.
     n_labels : int, optional
@@ -84,10 +80,12 @@ def read_libsvm_files(paths: Sequence, *, task: str = "multilabel",
     -------
     list of Dataset, one per path, all with the same ``n_features`` and ``n_labels``.
     Multi-class: the sorted distinct class values of all files become labels ``0..K-1``.
+    Ordinal: ``Y`` is the ``(n, 1)`` column of the class values, which must be integers.
     """
-    if task not in ("multilabel", "multiclass"):
-        raise ValueError(f"task must be 'multilabel' or 'multiclass', got {task!r}")
-    raws = [parse_libsvm(p, label_mode=task, n_features=n_features, n_labels=n_labels)
+    if task not in ("multilabel", "multiclass", "ordinal"):
+        raise ValueError(f"task must be 'multilabel', 'multiclass' or 'ordinal', got {task!r}")
+    mode = "multilabel" if task == "multilabel" else "multiclass"
+    raws = [parse_libsvm(p, label_mode=mode, n_features=n_features, n_labels=n_labels)
             for p in paths]
     d = n_features if n_features is not None else max((r.max_feature() + 1 for r in raws),
                                                        default=0)
@@ -100,13 +98,15 @@ def read_libsvm_files(paths: Sequence, *, task: str = "multilabel",
             log_rows_without_labels(Y, r.path)
             out.append(Dataset(X=build_X(r, d), Y=Y, name=name, task="multilabel"))
         return out
-    classes = np.unique(np.concatenate([r.labels for r in raws])) if raws else np.array([])
-    names = tuple(_class_name(c) for c in classes)
-    for r in raws:
-        codes = np.searchsorted(classes, r.labels)
-        Y = sp.csr_matrix((np.ones(r.n_rows), codes, np.arange(r.n_rows + 1)),
-                          shape=(r.n_rows, len(classes)))
-        out.append(Dataset(X=build_X(r, d), Y=canonical_csr(Y), name=name, task="multiclass",
+    if task == "ordinal":
+        return [Dataset(X=build_X(r, d), name=name, task="ordinal",
+                        Y=build_levels_Y(r.labels, r.lines, r.path, "class label",
+                                         "an ordinal task needs integer levels; read the file "
+                                         "as multiclass"))
+                for r in raws]
+    names, Ys = build_multiclass_Ys([r.labels for r in raws])
+    for r, Y in zip(raws, Ys):
+        out.append(Dataset(X=build_X(r, d), Y=Y, name=name, task="multiclass",
                            label_names=names))
     return out
 

@@ -45,10 +45,18 @@ __all__ = [
     "first_failure",
     "build_X",
     "build_multilabel_Y",
+    "build_multiclass_Ys",
+    "build_levels_Y",
     "log_rows_without_labels",
+    "log_missing_features",
+    "MISSING_HINT",
 ]
 
 log = logging.getLogger(__name__)
+
+#: How to read a file with missing feature values (the end of the readers' messages).
+MISSING_HINT = ("set missing: nan to read a missing feature value as NaN and add the "
+                "impute_mean preprocessing step, or remove the rows that have them")
 
 #: The first two bytes of a gzip stream.
 GZIP_MAGIC = b"\x1f\x8b"
@@ -371,9 +379,53 @@ def build_multilabel_Y(raw: RawRows, n_labels: int) -> sp.csr_matrix:
     return Y
 
 
+def _class_name(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def build_multiclass_Ys(values: Sequence[np.ndarray]) -> tuple[tuple, list]:
+    """One-hot label matrices of several files' class values (float arrays, one per file).
+
+    The sorted distinct values of all files together become classes ``0..K-1``, so train and
+    test share the mapping. Returns ``(class names, [Y per file])``; a name is the value as
+    written for integers (``"3"``), else its ``repr``.
+    """
+    classes = np.unique(np.concatenate(values)) if len(values) else np.array([])
+    names = tuple(_class_name(c) for c in classes)
+    out = []
+    for v in values:
+        codes = np.searchsorted(classes, v)
+        Y = sp.csr_matrix((np.ones(v.size), codes, np.arange(v.size + 1)),
+                          shape=(v.size, len(classes)))
+        out.append(canonical_csr(Y))
+    return names, out
+
+
+def build_levels_Y(values: np.ndarray, lines: np.ndarray, path, what: str,
+                   hint: str) -> sp.csr_matrix:
+    """The ``(n, 1)`` target column of an ordinal task (zeros implicit). Every value must be
+    an integer level; otherwise :class:`~mlx.errors.DataFormatError` names the line of the
+    first one that is not, as ``<what> <value> is not an integer level (<hint>)``."""
+    bad = np.flatnonzero(values != np.round(values))
+    if bad.size:
+        j = int(bad[0])
+        raise DataFormatError(path, int(lines[j]), f"{what} {values[j]:g} is not an integer "
+                                                   f"level ({hint})")
+    return canonical_csr(values[:, None])
+
+
 def log_rows_without_labels(Y: sp.csr_matrix, path) -> None:
     """Log (at INFO) how many rows of ``Y`` have no labels; they are kept, not dropped."""
     empty = int(np.sum(np.diff(Y.indptr) == 0))
     if empty:
         log.info("%s: keep %d of %d instances that have no labels", path, empty, Y.shape[0],
                  extra={"collect": True})
+
+
+def log_missing_features(X: sp.csr_matrix, path) -> None:
+    """Log (at INFO) how many feature values of ``X`` are missing (NaN) and in how many rows."""
+    nan = np.isnan(X.data)
+    if nan.any():
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))[nan]
+        log.info("%s: read %d missing feature values (in %d of %d rows) as NaN", path,
+                 int(nan.sum()), np.unique(rows).size, X.shape[0], extra={"collect": True})

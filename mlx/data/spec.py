@@ -17,16 +17,46 @@ from mlx.data.cache import PARSER_VERSION
 from mlx.data.registry import get_entry
 from mlx.errors import ConfigError, suggest
 
-__all__ = ["FORMATS", "DatasetSpec", "resolve_dataset"]
+__all__ = ["FORMATS", "FORMAT_TASKS", "FORMAT_OPTIONS", "DatasetSpec", "resolve_dataset"]
 
-#: Explicit-file formats and the task each one yields.
+#: Explicit-file formats and the task each one yields by default.
 FORMATS = {
     "arff": "multilabel",
     "arff-regression": "regression",
     "libsvm-multilabel": "multilabel",
     "libsvm-multiclass": "multiclass",
     "xc": "multilabel",
+    "csv": "regression",
 }
+
+#: The tasks a format can be read as (``task:`` of a file spec or registry entry); the first
+#: is the default. A multi-class LIBSVM file whose classes are integer levels can be read as an
+#: ordinal task.
+FORMAT_TASKS = {
+    "arff": ("multilabel",),
+    "arff-regression": ("regression",),
+    "libsvm-multilabel": ("multilabel",),
+    "libsvm-multiclass": ("multiclass", "ordinal"),
+    "xc": ("multilabel",),
+    "csv": ("regression", "ordinal", "multiclass"),
+}
+
+#: The options each format takes (file-spec keys, and keys of a registry entry).
+#: ``n_labels``, ``n_features`` and ``xml`` have fields of their own in :class:`DatasetSpec`;
+#: the others are kept in ``DatasetSpec.options``.
+FORMAT_OPTIONS = {
+    "arff": ("n_labels", "xml"),
+    "arff-regression": ("n_targets", "missing"),
+    "libsvm-multilabel": ("n_labels", "n_features"),
+    "libsvm-multiclass": ("n_features",),
+    "xc": (),
+    "csv": ("sep", "header", "target", "missing"),
+}
+
+_OPTION_WHAT = {"n_labels": "the number of labels", "n_features": "the number of features",
+                "xml": "a Mulan XML label list", "n_targets": "the number of targets",
+                "missing": "the handling of missing values", "sep": "the separator",
+                "header": "whether there is a header line", "target": "the target column"}
 
 
 @dataclass(frozen=True)
@@ -37,7 +67,9 @@ class DatasetSpec:
     ``(role, path)`` pairs (roles ``train``, ``test``, ``data``): relative paths on the data
     search path for registry datasets, paths as written in the config for explicit files.
     ``checksums`` holds the registry's ``(role, sha256)`` pairs; ``params`` the synthetic
-    generator's arguments. ``source`` and ``key_path`` only serve messages.
+    generator's arguments; ``options`` the sorted ``(key, value)`` pairs of the format's other
+    options (``sep``, ``header``, ``target``, ``missing``, ``n_targets``; see
+    :data:`FORMAT_OPTIONS`). ``source`` and ``key_path`` only serve messages.
     """
 
     name: str
@@ -50,6 +82,7 @@ class DatasetSpec:
     n_features: int | None = None
     xml: str | None = None
     params: tuple = ()
+    options: tuple = ()
     source: str | None = field(default=None, compare=False)
     key_path: str = field(default="dataset", compare=False)
 
@@ -72,11 +105,13 @@ class DatasetSpec:
             "name": self.name, "kind": self.kind, "format": self.format, "task": self.task,
             "files": [list(p) for p in self.files], "checksums": [list(c) for c in self.checksums],
             "n_labels": self.n_labels, "n_features": self.n_features, "xml": self.xml,
-            "params": [list(p) for p in self.params], "parser": PARSER_VERSION,
+            "params": [list(p) for p in self.params],
+            "options": [list(p) for p in self.options], "parser": PARSER_VERSION,
         }, sort_keys=True, separators=(",", ":"))
 
 
-_FILE_KEYS = ("name", "format", "train", "test", "n_labels", "n_features", "xml")
+_FILE_KEYS = ("name", "format", "task", "train", "test", "n_labels", "n_features", "xml",
+              "n_targets", "missing", "sep", "header", "target")
 _ALL_KEYS = tuple(sorted(set(_FILE_KEYS) | {"synthetic"}))
 _SYNTH_KEYS = {
     "multilabel": ("task", "n_samples", "n_test", "n_features", "n_labels", "rank", "density",
@@ -134,16 +169,92 @@ def _check_str(value, path, source) -> str:
     return value
 
 
+_SEP_NOT = "\"'\r\n.+-"
+
+
+def _check_sep(value, path, source) -> str:
+    if not (isinstance(value, str) and len(value) == 1 and not value.isalnum()
+            and value not in _SEP_NOT):
+        raise ConfigError(source, path, "must be one separator character such as ',', ';', "
+                                        "'\\t' or ' ' (any run of blanks), not a letter, digit, "
+                                        f"'.', '+', '-' or quote. Got {value!r} instead.")
+    return value
+
+
+def _check_bool(value, path, source) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(source, path, f"must be true or false. Got {value!r} instead.")
+    return value
+
+
+def _check_missing(value, path, source) -> str:
+    if value not in ("error", "nan"):
+        raise ConfigError(source, path, "must be 'error' (a missing value is an error) or 'nan' "
+                                        "(a missing feature value is read as NaN; add the "
+                                        f"impute_mean preprocessing step). Got {value!r} instead.")
+    return value
+
+
+def _check_target(value, path, source):
+    if isinstance(value, str) and value.strip():
+        return value
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1:
+        return int(value)
+    raise ConfigError(source, path, "must be a column name from the header or a column number "
+                                    f"(1-based). Got {value!r} instead.")
+
+
+_OPTION_CHECKS = {
+    "n_targets": lambda v, path, source: _check_int(v, path, source, 1),
+    "missing": _check_missing,
+    "sep": _check_sep,
+    "header": _check_bool,
+    "target": _check_target,
+}
+
+
+def _check_task(value, fmt: str, path, source) -> str:
+    tasks = FORMAT_TASKS[fmt]
+    if not isinstance(value, str) or value not in tasks:
+        if len(tasks) == 1:
+            msg = f"must be {tasks[0]!r} for format {fmt!r} (the only task it can be read as)."
+        else:
+            msg = (f"must be {', '.join(repr(t) for t in tasks[:-1])} or {tasks[-1]!r} for "
+                   f"format {fmt!r}.")
+        raise ConfigError(source, path, f"{msg} Got {value!r} instead.")
+    return value
+
+
+def _format_options(node: dict, fmt: str, source, kp) -> tuple:
+    """Check that ``node`` sets only the options of ``fmt`` and validate the ones kept in
+    ``DatasetSpec.options``; returns their sorted ``(key, value)`` pairs."""
+    allowed = FORMAT_OPTIONS[fmt]
+    for opt in _OPTION_WHAT:
+        if opt in node and opt not in allowed:
+            raise ConfigError(source, f"{kp}.{opt}", f"is not used with format {fmt!r} "
+                                                     f"({_OPTION_WHAT[opt]} is only set for "
+                                                     f"{_formats_with(opt)})")
+    options = {opt: check(node[opt], f"{kp}.{opt}", source)
+               for opt, check in _OPTION_CHECKS.items() if opt in node}
+    if options.get("header") is False and isinstance(options.get("target"), str):
+        raise ConfigError(source, f"{kp}.target", f"names the column {options['target']!r}, but "
+                                                  "header is false; give the column number "
+                                                  "(1-based) instead")
+    return tuple(sorted(options.items()))
+
+
 def _from_registry(name: str, source, key_path) -> DatasetSpec:
     entry = get_entry(name, source=source, key_path=key_path)
     roles = [r for r in ("train", "test", "data") if r in entry["files"]]
+    fmt = entry["format"]
+    where, kp = "mlx/data/registry.yaml", f"datasets.{name}"
     return DatasetSpec(
-        name=name, kind="registry", format=entry["format"],
-        task=entry.get("task", FORMATS[entry["format"]]),
+        name=name, kind="registry", format=fmt,
+        task=_check_task(entry.get("task", FORMATS[fmt]), fmt, f"{kp}.task", where),
         files=tuple((r, entry["files"][r]["path"]) for r in roles),
         checksums=tuple((r, entry["files"][r]["sha256"]) for r in roles),
         n_labels=entry.get("n_labels"), n_features=entry.get("n_features"),
-        source=source, key_path=key_path)
+        options=_format_options(entry, fmt, where, kp), source=source, key_path=key_path)
 
 
 def _from_files(node: dict, source, key_path) -> DatasetSpec:
@@ -164,20 +275,9 @@ def _from_files(node: dict, source, key_path) -> DatasetSpec:
                                       "'test' is optional)")
     train = _check_str(node["train"], f"{kp}.train", source)
     test = _check_str(node["test"], f"{kp}.test", source) if "test" in node else None
-    allowed = {
-        "arff": {"n_labels", "xml"},
-        "libsvm-multilabel": {"n_labels", "n_features"},
-        "libsvm-multiclass": {"n_features"},
-        "arff-regression": set(),
-        "xc": set(),
-    }[fmt]
-    why = {"n_labels": "the number of labels", "n_features": "the number of features",
-           "xml": "a Mulan XML label list"}
-    for opt in ("n_labels", "n_features", "xml"):
-        if opt in node and opt not in allowed:
-            raise ConfigError(source, f"{kp}.{opt}", f"is not used with format {fmt!r} "
-                                                     f"({why[opt]} is only set for "
-                                                     f"{_formats_with(opt)})")
+    task = _check_task(node["task"], fmt, f"{kp}.task", source) if "task" in node \
+        else FORMATS[fmt]
+    options = _format_options(node, fmt, source, kp)
     n_labels = _check_int(node["n_labels"], f"{kp}.n_labels", source, 1) \
         if "n_labels" in node else None
     n_features = _check_int(node["n_features"], f"{kp}.n_features", source, 1) \
@@ -190,22 +290,21 @@ def _from_files(node: dict, source, key_path) -> DatasetSpec:
     name = _check_str(node["name"], f"{kp}.name", source) if "name" in node \
         else _default_name(train)
     files = (("train", train),) + ((("test", test),) if test else ())
-    return DatasetSpec(name=name, kind="files", format=fmt, task=FORMATS[fmt], files=files,
-                       n_labels=n_labels, n_features=n_features, xml=xml, source=source,
-                       key_path=key_path)
+    return DatasetSpec(name=name, kind="files", format=fmt, task=task, files=files,
+                       n_labels=n_labels, n_features=n_features, xml=xml, options=options,
+                       source=source, key_path=key_path)
 
 
 def _formats_with(opt: str) -> str:
-    return {"n_labels": "'arff' and 'libsvm-multilabel'",
-            "n_features": "'libsvm-multilabel' and 'libsvm-multiclass'",
-            "xml": "'arff'"}[opt]
+    names = [repr(f) for f, opts in FORMAT_OPTIONS.items() if opt in opts]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _default_name(train: str) -> str:
     """``data/bibtex-train.arff.gz`` -> ``bibtex``; ``bibtex/train.svm`` -> ``bibtex``."""
     path = Path(train)
     name = path.name
-    for suffix in (".gz", ".arff", ".svm", ".txt", ".libsvm", ".scale"):
+    for suffix in (".gz", ".arff", ".svm", ".txt", ".libsvm", ".scale", ".csv"):
         if name.endswith(suffix):
             name = name[: -len(suffix)]
     for sep in ("-", "_", "."):
@@ -256,11 +355,20 @@ def resolve_dataset(node, *, source: str | None = None, key_path: str = "dataset
         {format: libsvm-multilabel, train: ..., test: ..., n_features: D, n_labels: L}
         {format: libsvm-multiclass, train: ..., test: ..., n_features: D}
         {format: xc, train: ..., test: ...}        # widths from the header
-        {format: arff-regression, train: ...}
+        {format: arff-regression, train: ..., n_targets: T, missing: error|nan}
+        {format: csv, train: ..., test: ..., sep: ',', header: true, target: NAME|COLUMN,
+         missing: error|nan, task: regression|ordinal|multiclass}
         {synthetic: {n_samples, n_test, n_features, n_labels, rank, density,
                      positive_fraction, label_noise, seed}, name: NAME}
         {synthetic: {task: multiclass, n_samples, n_test, n_features, n_classes, class_sep,
                      seed}}
+
+    A file spec may set ``task`` to any task its format can be read as (:data:`FORMAT_TASKS`);
+    the format's options are listed in :data:`FORMAT_OPTIONS` (``csv``: ``sep``, one character,
+    ``' '`` meaning any run of blanks, default ``','``; ``header``, default true; ``target``, a
+    header name or a 1-based column number, default the last column; ``missing``, default
+    ``error``; ``arff-regression``: ``n_targets``, the last ``n_targets`` attributes are the
+    targets, default 1, and ``missing``). A registry entry sets the same keys.
 
     Explicit file paths are taken as given when absolute; relative ones are looked up in the
     current directory, then on the data search path. File existence is checked when loading,

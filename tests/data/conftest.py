@@ -48,3 +48,17 @@ def write(tmp_path):
 def data_dirs():
     """Directories of MLX_DATA_PATH (absolute); the real-data tests use only these."""
     return [Path(p) for p in _DATA_PATH.split(os.pathsep) if p]
+
+
+@pytest.fixture
+def staged(data_dirs):
+    """staged(rel) -> Path: the data file ``rel`` in the first MLX_DATA_PATH directory that has
+    it; skips the test when none does."""
+
+    def _staged(rel: str) -> Path:
+        for d in data_dirs:
+            if (d / rel).is_file():
+                return d / rel
+        pytest.skip(f"{rel} not on MLX_DATA_PATH")
+
+    return _staged

@@ -12,6 +12,8 @@ import yaml
 
 from mlx.data import catalog
 from mlx.data.catalog import (
+    FORMAT_OPTIONS,
+    FORMAT_TASKS,
     FORMATS,
     DatasetSpec,
     cache_dir,
@@ -59,15 +61,18 @@ def test_registry_lists_the_benchmarks():
     names = list_datasets()
     assert names == sorted(names)
     for name in ("bibtex", "delicious", "scene", "yeast", "corel5k", "glass", "satimage",
-                 "abalone", "cadata"):
+                 "abalone", "cadata", "shuttle", "wine-quality-red", "wine-quality-white",
+                 "bodyfat", "rf1-substitute"):
         assert name in names
 
 
 @pytest.mark.parametrize("name", list_datasets())
 def test_registry_entries_are_complete(name):
     entry = catalog.get_entry(name)
-    assert entry["format"] in FORMATS and entry["task"] == FORMATS[entry["format"]]
+    assert entry["format"] in FORMATS and entry["task"] in FORMAT_TASKS[entry["format"]]
+    assert FORMATS[entry["format"]] == FORMAT_TASKS[entry["format"]][0]
     assert entry["description"] and entry["licence"]
+    resolve_dataset(name)  # its format options are valid
     roles = set(entry["files"])
     assert roles <= {"train", "test", "data", "xml"}
     assert ("data" in roles) != ("train" in roles)
@@ -146,6 +151,65 @@ def test_file_and_synthetic_forms():
     assert mc.task == "multiclass" and dict(mc.params)["n_classes"] == 3
 
 
+def test_csv_file_spec_options_and_task():
+    spec = resolve_dataset({"format": "csv", "train": "w/winequality-red.csv.gz", "sep": ";",
+                            "target": "quality", "task": "ordinal"})
+    assert (spec.name, spec.format, spec.task) == ("winequality-red", "csv", "ordinal")
+    assert spec.options == (("sep", ";"), ("target", "quality"))
+    assert dict(spec.options) == {"sep": ";", "target": "quality"}
+    plain = resolve_dataset({"format": "csv", "train": "w/winequality-red.csv.gz"})
+    assert plain.task == "regression" and plain.options == ()
+    assert len({spec.key(), plain.key(),
+                resolve_dataset({"format": "csv", "train": "w/winequality-red.csv.gz",
+                                 "sep": ";", "target": "quality"}).key()}) == 3
+    mtr = resolve_dataset({"format": "arff-regression", "train": "rf1.arff", "n_targets": 8,
+                           "missing": "nan"})
+    assert mtr.options == (("missing", "nan"), ("n_targets", 8))
+    assert resolve_dataset({"format": "libsvm-multiclass", "train": "a.svm",
+                            "task": "ordinal"}).task == "ordinal"
+    assert resolve_dataset({"format": "csv", "train": "s.trn", "header": False, "sep": " ",
+                            "target": 10}).options == (("header", False), ("sep", " "),
+                                                       ("target", 10))
+
+
+def test_registry_format_options_are_validated(monkeypatch):
+    entry = {"format": "csv", "task": "ordinal", "sep": "ab",
+             "files": {"data": {"path": "x/x.csv", "sha256": "0" * 64}}}
+    monkeypatch.setitem(catalog.registry(), "bad", entry)
+    with pytest.raises(ConfigError) as exc:
+        resolve_dataset("bad", source="c.yaml")
+    assert str(exc.value).startswith("mlx/data/registry.yaml: datasets.bad.sep: must be one "
+                                     "separator character")
+    monkeypatch.setitem(catalog.registry(), "bad", dict(entry, sep=";", task="multilabel"))
+    with pytest.raises(ConfigError, match=r"datasets.bad.task: must be 'regression', 'ordinal'"):
+        resolve_dataset("bad")
+
+
+def test_csv_options_reach_the_reader_and_key_the_cache(write):
+    path = write("w.csv", '"a";"q";"b"\n1;5;2\n3;6;0\n')
+    node = {"format": "csv", "train": str(path), "sep": ";"}
+    last = load_full(resolve_dataset(node))
+    assert last.label_names == ("b",) and last.task == "regression"
+    by_name = load_full(resolve_dataset(dict(node, target="q", task="ordinal")))
+    assert by_name.label_names == ("q",) and by_name.task == "ordinal"
+    np.testing.assert_array_equal(by_name.Y.toarray(), [[5], [6]])
+    np.testing.assert_array_equal(by_name.X.toarray(), [[1, 2], [3, 0]])
+    classes = load_full(resolve_dataset(dict(node, target=2, task="multiclass")))
+    assert classes.label_names == ("5", "6") and classes.Y.shape == (2, 2)
+    assert len(list((cache_dir() / "parsed").glob("*.npz"))) == 3
+    catalog.clear_memo()
+    again = load_full(resolve_dataset(dict(node, target="q", task="ordinal")))  # from .npz
+    assert again.task == "ordinal" and same(again.Y, by_name.Y)
+
+
+def test_libsvm_multiclass_spec_read_as_ordinal(write):
+    path = write("o.svm", "3 1:1\n1 2:1\n")
+    ds = load_full(resolve_dataset({"format": "libsvm-multiclass", "train": str(path),
+                                    "task": "ordinal"}))
+    assert ds.task == "ordinal"
+    np.testing.assert_array_equal(ds.Y.toarray(), [[3], [1]])
+
+
 def test_resolve_does_not_check_files():
     spec = resolve_dataset({"format": "xc", "train": "/nonexistent/a.txt",
                             "test": "/nonexistent/b.txt"}, source="c.yaml")
@@ -156,7 +220,8 @@ def test_resolve_does_not_check_files():
     assert find_files(spec) == ["/nonexistent/a.txt", "/nonexistent/b.txt"]
 
 
-ALL_KEYS = "format, n_features, n_labels, name, synthetic, test, train, xml"
+ALL_KEYS = ("format, header, missing, n_features, n_labels, n_targets, name, sep, synthetic, "
+            "target, task, test, train, xml")
 
 
 @pytest.mark.parametrize("node, message", [
@@ -184,11 +249,11 @@ ALL_KEYS = "format, n_features, n_labels, name, synthetic, test, train, xml"
      "only 'synthetic' and 'name')"),
     ({"format": "libsvm", "train": "a"},
      "c.yaml: dataset.format: must be one of 'arff', 'arff-regression', 'libsvm-multilabel', "
-     "'libsvm-multiclass', 'xc'. Got 'libsvm' instead. Did you mean 'libsvm-multilabel' or "
+     "'libsvm-multiclass', 'xc', 'csv'. Got 'libsvm' instead. Did you mean 'libsvm-multilabel' or "
      "'libsvm-multiclass'?"),
     ({"format": "arf", "train": "a"},
      "c.yaml: dataset.format: must be one of 'arff', 'arff-regression', 'libsvm-multilabel', "
-     "'libsvm-multiclass', 'xc'. Got 'arf' instead. Did you mean 'arff'?"),
+     "'libsvm-multiclass', 'xc', 'csv'. Got 'arf' instead. Did you mean 'arff'?"),
     ({"format": "arff", "train": "a", "test": "b"},
      "c.yaml: dataset: format 'arff' needs 'n_labels' (the last n_labels attributes are the "
      "labels) or 'xml' (the Mulan label list)"),
@@ -203,10 +268,45 @@ ALL_KEYS = "format, n_features, n_labels, name, synthetic, test, train, xml"
      "c.yaml: dataset: a file spec needs 'train' (the training file; 'test' is optional)"),
     ({"train": "a"},
      "c.yaml: dataset: a file spec needs 'format' (one of arff, arff-regression, "
-     "libsvm-multilabel, libsvm-multiclass, xc) and 'train'"),
+     "libsvm-multilabel, libsvm-multiclass, xc, csv) and 'train'"),
     ({"name": 5}, "c.yaml: dataset.name: must be a registered dataset name. Got 5 instead."),
     (42, "c.yaml: dataset: must be a registered dataset name, {name: NAME}, a file spec "
          "{format, train, test, ...} or {synthetic: {...}}. Got 42 instead."),
+    ({"format": "csv", "train": "a", "sep": ";;"},
+     "c.yaml: dataset.sep: must be one separator character such as ',', ';', '\\t' or ' ' (any "
+     "run of blanks), not a letter, digit, '.', '+', '-' or quote. Got ';;' instead."),
+    ({"format": "csv", "train": "a", "sep": "."},
+     "c.yaml: dataset.sep: must be one separator character such as ',', ';', '\\t' or ' ' (any "
+     "run of blanks), not a letter, digit, '.', '+', '-' or quote. Got '.' instead."),
+    ({"format": "csv", "train": "a", "header": "yes"},
+     "c.yaml: dataset.header: must be true or false. Got 'yes' instead."),
+    ({"format": "csv", "train": "a", "target": 0},
+     "c.yaml: dataset.target: must be a column name from the header or a column number "
+     "(1-based). Got 0 instead."),
+    ({"format": "csv", "train": "a", "target": "y", "header": False},
+     "c.yaml: dataset.target: names the column 'y', but header is false; give the column "
+     "number (1-based) instead"),
+    ({"format": "csv", "train": "a", "missing": "drop"},
+     "c.yaml: dataset.missing: must be 'error' (a missing value is an error) or 'nan' (a "
+     "missing feature value is read as NaN; add the impute_mean preprocessing step). Got "
+     "'drop' instead."),
+    ({"format": "csv", "train": "a", "task": "multilabel"},
+     "c.yaml: dataset.task: must be 'regression', 'ordinal' or 'multiclass' for format 'csv'. "
+     "Got 'multilabel' instead."),
+    ({"format": "arff", "train": "a", "n_labels": 2, "task": "regression"},
+     "c.yaml: dataset.task: must be 'multilabel' for format 'arff' (the only task it can be "
+     "read as). Got 'regression' instead."),
+    ({"format": "libsvm-multiclass", "train": "a", "sep": ";"},
+     "c.yaml: dataset.sep: is not used with format 'libsvm-multiclass' (the separator is only "
+     "set for 'csv')"),
+    ({"format": "csv", "train": "a", "n_targets": 2},
+     "c.yaml: dataset.n_targets: is not used with format 'csv' (the number of targets is only "
+     "set for 'arff-regression')"),
+    ({"format": "xc", "train": "a", "missing": "nan"},
+     "c.yaml: dataset.missing: is not used with format 'xc' (the handling of missing values is "
+     "only set for 'arff-regression' and 'csv')"),
+    ({"format": "arff-regression", "train": "a", "n_targets": 0},
+     "c.yaml: dataset.n_targets: must be an int >= 1. Got 0 instead."),
 ])
 def test_invalid_specs(node, message):
     with pytest.raises(ConfigError) as exc:
@@ -449,7 +549,7 @@ def test_registered_statistics_match_the_data(name, data_dirs):
     for role, ds in parts.items():
         expected = files[role]["stats"]
         actual = ds.stats()
-        if ds.task == "regression":
+        if ds.task in ("regression", "ordinal"):
             actual["target_mean"] = float(ds.Y.toarray().mean())
         for key, printed in expected.items():
             if key in ("n", "d", "L"):

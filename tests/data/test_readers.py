@@ -333,10 +333,62 @@ def test_regression_arff_errors(write):
     with pytest.raises(DataFormatError) as exc:
         read_arff_regression(path)
     assert str(exc.value) == f"{path}:9: missing value '?' for attribute 'x' (missing values " \
-                             "are not supported; remove or impute the rows that have them)"
+                             "are not read by default; set missing: nan to read a missing " \
+                             "feature value as NaN and add the impute_mean preprocessing step, " \
+                             "or remove the rows that have them)"
     path = write("r3.arff", REGRESSION.replace("y numeric", "y {a,b}"))
     with pytest.raises(DataFormatError, match="is not numeric; a regression target must be"):
         read_arff_regression(path)
+
+
+MULTI_TARGET = """@relation mtr
+@attribute a numeric
+@attribute s {M,F}
+@attribute t1 numeric
+@attribute t2 numeric
+@data
+1,M,10,0
+?,?,11,2
+ 3,F,0,4
+"""
+
+
+def test_regression_arff_several_targets_and_missing_features_as_nan(write):
+    path = write("m.arff", MULTI_TARGET)
+    ds = read_arff_regression(path, n_targets=2, missing="nan")
+    X = dense(ds.X)
+    np.testing.assert_array_equal(X[[0, 2]], [[1, 1], [3, 2]])
+    assert np.isnan(X[1]).all() and np.isnan(ds.X.data).sum() == 2  # stored, not zeros
+    np.testing.assert_array_equal(dense(ds.Y), [[10, 0], [11, 2], [0, 4]])
+    assert ds.label_names == ("t1", "t2") and ds.task == "regression"
+    onehot = read_arff_regression(path, n_targets=2, missing="nan", nominal="onehot")
+    assert np.isnan(dense(onehot.X)[1]).all() and onehot.X.shape == (3, 3)
+    with pytest.raises(DataFormatError) as exc:
+        read_arff_regression(path, n_targets=2)
+    assert str(exc.value).startswith(f"{path}:8: missing value '?' for attribute 'a' (missing "
+                                     "values are not read by default; set missing: nan")
+    with pytest.raises(DataFormatError) as exc:
+        read_arff_regression(path, n_targets=4)
+    assert str(exc.value) == (f"{path}: n_targets=4 does not fit the 4 declared attributes (the "
+                              "targets are the last n_targets attributes; need 1 <= n_targets "
+                              "< 4)")
+    with pytest.raises(DataFormatError) as exc:
+        read_arff_regression(path, n_targets=3)
+    assert str(exc.value) == (f"{path}: the target (one of the last 3 attributes) 's' {{M, F}} "
+                              "is not numeric; a regression target must be numeric")
+
+
+def test_regression_arff_missing_target_is_an_error(write):
+    path = write("m.arff", MULTI_TARGET.replace("1,M,10,0", "1,M,?,0"))
+    with pytest.raises(DataFormatError) as exc:
+        read_arff_regression(path, n_targets=2, missing="nan")
+    assert str(exc.value) == (f"{path}:7: missing value '?' for attribute 't1' (every row needs "
+                              "its targets; remove the rows that have none)")
+    path = write("n.arff", MULTI_TARGET.replace("?,?,11", "nan,?,11"))
+    with pytest.raises(DataFormatError) as exc:
+        read_arff_regression(path, n_targets=2, missing="nan")
+    assert str(exc.value) == (f"{path}:8: non-finite value 'nan' for attribute 'a' (values must "
+                              "be finite)")
 
 
 # ----------------------------------------------------------------------------- round trips
@@ -380,15 +432,40 @@ def test_xc_writer_text(tmp_path):
     assert (tmp_path / "a.svm").read_text() == "1 1:0.5 3:2.0\n0,1\n"
 
 
+def test_libsvm_multiclass_read_as_ordinal_levels(write):
+    path = write("o.svm", "3 1:1\n1 2:1\n3 1:2\n")
+    ds = read_libsvm_files([path], task="ordinal")[0]
+    assert ds.task == "ordinal" and ds.label_names is None
+    np.testing.assert_array_equal(dense(ds.Y), [[3], [1], [3]])
+    np.testing.assert_array_equal(dense(ds.X), [[1, 0], [0, 1], [2, 0]])
+    bad = write("p.svm", "3 1:1\n1.5 2:1\n")
+    with pytest.raises(DataFormatError) as exc:
+        read_libsvm_files([bad], task="ordinal")
+    assert str(exc.value) == (f"{bad}:2: class label 1.5 is not an integer level (an ordinal "
+                              "task needs integer levels; read the file as multiclass)")
+
+
 # ----------------------------------------------------------------------------- real data
 @pytest.mark.data
-def test_bibtex_train_parses_fast(data_dirs):
-    found = [d / "bibtex/bibtex-train.arff.gz" for d in data_dirs
-             if (d / "bibtex/bibtex-train.arff.gz").is_file()]
-    if not found:
-        pytest.skip("bibtex/bibtex-train.arff.gz not on MLX_DATA_PATH")
+def test_bibtex_train_parses_fast(staged):
+    path = staged("bibtex/bibtex-train.arff.gz")
     t0 = time.perf_counter()
-    ds = read_mulan_arff(found[0], n_labels=159)
+    ds = read_mulan_arff(path, n_labels=159)
     elapsed = time.perf_counter() - t0
     assert ds.X.shape == (4880, 1836) and ds.Y.shape == (4880, 159)
     assert elapsed < 1.0, f"parsing took {elapsed:.2f} s"
+
+
+@pytest.mark.data
+def test_rf1_missing_values_are_features_only(staged):
+    path = staged("rf1-substitute/rf1.arff.gz")
+    ds = read_arff_regression(path, n_targets=8, missing="nan")
+    assert ds.X.shape == (9125, 64) and ds.Y.shape == (9125, 8)
+    assert ds.label_names[0] == "CHSI2_48H__0" and ds.label_names[-1] == "DLDI4_48H__0"
+    nan = np.isnan(dense(ds.X))
+    assert nan.sum() == 3264 and nan.any(axis=1).sum() == 120
+    assert not nan[:, :8].any()        # the current readings are complete; lagged ones are not
+    assert np.isfinite(ds.Y.data).all()
+    with pytest.raises(DataFormatError, match=r"rf1.arff.gz:78: missing value '\?' for "
+                                              r"attribute 'CHSI2___6'"):
+        read_arff_regression(path, n_targets=8)

@@ -28,9 +28,6 @@ log = logging.getLogger(__name__)
 BLAS_ENV_VARS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS",
                  "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
 
-_DATA_MEMO: dict = {}
-
-
 # ----------------------------------------------------------------------------- memory
 def _reset_peak_rss() -> None:
     """Reset the kernel's peak-RSS counter of this process (Linux; no-op elsewhere)."""
@@ -56,17 +53,7 @@ def _peak_rss_mb() -> float | None:
         return None
 
 
-# ----------------------------------------------------------------------------- data
-def _load(cell):
-    from mlx.data.catalog import load_split
-
-    key = cell.dataset.key()
-    if key not in _DATA_MEMO:
-        _DATA_MEMO.clear()  # one dataset at a time per worker keeps memory bounded
-        _DATA_MEMO[key] = load_split(cell.dataset)
-    return _DATA_MEMO[key]
-
-
+# ----------------------------------------------------------------------------- cells
 def _preprocess(steps, X_fit, *X_others):
     from mlx.preprocess import Preprocessor
 
@@ -75,112 +62,107 @@ def _preprocess(steps, X_fit, *X_others):
     return pre, (pre.transform(X_fit),) + tuple(pre.transform(X) for X in X_others)
 
 
-def _train_view(cell, split):
-    """Training labels as the method sees them: restricted to the observed entries."""
-    from mlx.masks import MaskSampler, apply_mask, seed_for
-
-    Y = split.train.Y
-    if cell.observed_ratio >= 1.0:
-        return Y, None
-    sampler = MaskSampler(Y.shape, seed_for(cell.seed, "mask", cell.dataset.name, cell.repetition))
-    mask = sampler.mask(cell.observed_ratio)
-    return apply_mask(Y, mask), mask
-
-
-def fingerprint(*arrays) -> str:
-    """A short content hash of integer index arrays (which entries or rows a cell used).
-
-    Two cells with the same fingerprint saw the same observed entries (or rows); it is
-    written to results.csv so a reader can check that without rerunning anything.
-    """
-    import hashlib
-
-    h = hashlib.sha256()
-    for a in arrays:
-        a = np.ascontiguousarray(a, dtype=np.int64)
-        h.update(str(a.shape).encode())
-        h.update(a.tobytes())
-    return h.hexdigest()[:12]
-
-
-def _mask_fingerprint(mask) -> str:
-    """Fingerprint of an observed-label mask; ``"all"`` when every entry is observed."""
-    if mask is None:
-        return "all"
-    m = mask.tocsr()
-    m.sort_indices()
-    return fingerprint(np.asarray(m.shape), m.indptr, m.indices)
-
-
-def _validation_rows(cell, n: int):
-    from mlx.masks import rng_for
-
-    rng = rng_for(cell.seed, "validation", cell.dataset.name, cell.repetition)
-    perm = rng.permutation(n)
-    n_val = max(1, int(round(cell.validation_fraction * n)))
-    return np.sort(perm[n_val:]), np.sort(perm[:n_val])
-
-
 def _make_method(cell, params: dict, n_labels: int, method_seed: int):
+    """The method of ``cell`` with the runner's parameters (rank, random_state, task)."""
     from mlx.methods import METHODS
 
     cls = METHODS.get(cell.method)
     params = dict(params)
     rank = None
     if cls.uses_rank:
-        rank = max(1, int(round(cell.rank_ratio * n_labels)))
+        rank = cell.rank if cell.rank is not None else \
+            max(1, int(round(cell.rank_ratio * n_labels)))
         params["rank"] = rank
-    if "random_state" in cls._param_names():
+    names = cls._param_names()
+    if "random_state" in names:
         params["random_state"] = method_seed
+    if "task" in names:
+        params["task"] = cell.task
     return cls(**params), rank
 
 
-def _evaluate(method, cell, X, Y, metrics, threshold):
+def _context(cell, n_samples: int, n_features: int, n_labels: int):
+    from mlx.methods.base import FitContext
+
+    return FitContext(task=cell.task, n_samples=n_samples, n_features=n_features,
+                      n_labels=n_labels, observed_ratio=cell.observed_ratio,
+                      labelled_ratio=cell.labelled_ratio)
+
+
+def _fit(method, X, Y, mask, X_unlabelled):
+    """``method.fit``, handing unlabelled rows only to methods that use them."""
+    if getattr(method, "uses_unlabelled", False):
+        return method.fit(X, Y, observed=mask, unlabelled=X_unlabelled)
+    return method.fit(X, Y, observed=mask)
+
+
+def _evaluate(method, cell, X, Y, metrics, threshold, Y_train):
     from mlx.metrics import evaluate
+    from mlx.tasks import get_task
 
     t = threshold if threshold is not None else method.threshold
-    return evaluate(method.decision_function, X, Y, list(metrics), batch_size=cell.batch_size,
+    predict = get_task(cell.task).predictor(method.decision_function, Y_train)
+    return evaluate(predict, X, Y, list(metrics), batch_size=cell.batch_size,
                     threshold=t, auc_degenerate=cell.auc_degenerate)
 
 
-def _select(cell, split, Y_obs, mask, fixed: dict, method_seed: int):
-    """Choose the ``select`` parameters on a validation split of the training data."""
+def _select(cell, data, fixed: dict, method_seed: int):
+    """Choose the ``select`` parameters on validation rows of the labelled training data.
+
+    Each candidate is fitted on the fit rows of every fold and scored on that fold's
+    validation rows; its value is the mean over folds (one fold for a hold-out split). Test
+    rows are never seen: ``data.train`` holds training rows only.
+    """
+    from mlx.metrics import parse_metric
+    from mlx.runner.protocol import selection_folds
+    from mlx.tasks import get_task
+
     select = json.loads(cell.select)
     keys = sorted(select)
-    train_rows, val_rows = _validation_rows(cell, split.train.n_samples)
-    Y_fit, Y_val = Y_obs[train_rows], Y_obs[val_rows]
-    obs_fit = mask[train_rows] if mask is not None else None
-    from mlx.metrics import parse_metric
-
+    rows = data.X_fit_rows
+    X_all, Y_all, mask_all = data.train.X[rows], data.Y_fit, data.mask
+    X_unlab = data.train.X[data.unlabelled] if data.labelled is not None else None
+    folds, folds_fp = selection_folds(cell, Y_all, get_task(cell.task))
     better = max if parse_metric(cell.selection_metric).higher_is_better else min
     trials = []
     for values in itertools.product(*(select[k] for k in keys)):
         cand = dict(zip(keys, values))
         steps = cand.pop("preprocess", None)
         steps = [json.loads(s) for s in cell.preprocess] if steps is None else steps
-        _, (X_fit, X_val) = _preprocess(steps, split.train.X[train_rows], split.train.X[val_rows])
-        method, _ = _make_method(cell, {**fixed, **cand}, split.train.n_labels, method_seed)
-        reason = method.skip(n_samples=X_fit.shape[0], n_features=X_fit.shape[1],
-                             n_labels=Y_fit.shape[1], observed_ratio=cell.observed_ratio)
-        if reason:
-            return None, reason, [], None
-        n_eval = None
-        try:
-            method.fit(X_fit, Y_fit, observed=obs_fit)
-            value, n_eval = _evaluate(method, cell, X_val, Y_val, [cell.selection_metric],
-                                      cell.threshold)[cell.selection_metric]
-        except DivergenceError:
-            value = float("nan")
-        record = dict(zip(keys, values))
-        trials.append({"params": record, "value": _jsonable(value),
-                       "n_eval": None if n_eval is None else int(n_eval)})
+        fold_values, n_eval = [], 0
+        for fit_rows, val_rows in folds:
+            X_parts = [X_all[fit_rows], X_all[val_rows]] + ([X_unlab] if X_unlab is not None
+                                                            else [])
+            _, X_pre = _preprocess(steps, *X_parts)
+            X_fit, X_val = X_pre[0], X_pre[1]
+            Y_fit = Y_all[fit_rows]
+            method, _ = _make_method(cell, {**fixed, **cand}, Y_all.shape[1], method_seed)
+            reason = method.skip(_context(cell, X_fit.shape[0], X_fit.shape[1], Y_fit.shape[1]))
+            if reason:
+                return None, reason, [], None
+            try:
+                _fit(method, X_fit, Y_fit, None if mask_all is None else mask_all[fit_rows],
+                     X_pre[2] if X_unlab is not None else None)
+                value, n = _evaluate(method, cell, X_val, Y_all[val_rows],
+                                     [cell.selection_metric], cell.threshold,
+                                     Y_fit)[cell.selection_metric]
+            except DivergenceError:
+                value, n = float("nan"), 0
+            fold_values.append(value)
+            n_eval += int(n)
+        value = float(np.mean(fold_values)) if all(np.isfinite(fold_values)) else float("nan")
+        trial = {"params": dict(zip(keys, values)), "value": _jsonable(value),
+                 "n_eval": n_eval or None}
+        if len(folds) > 1:
+            trial["folds"] = [_jsonable(v) for v in fold_values]
+        trials.append(trial)
     finite = [t for t in trials if t["value"] is not None and np.isfinite(t["value"])]
     if not finite:
         raise DivergenceError("every candidate of 'select' diverged on the validation split; "
                               "widen the candidate lists (e.g. larger l2_reg)")
     best_value = better(t["value"] for t in finite)
     best = next(t for t in finite if t["value"] == best_value)  # first of ties: config order
-    return best["params"], None, trials, fingerprint(val_rows)
+    return best["params"], None, trials, folds_fp
 
 
 BLAS_THREADS_PER_CELL = 1
@@ -201,24 +183,25 @@ def run_cell(cell) -> dict:
 
 
 def _run_cell(cell) -> dict:
-    from mlx.masks import seed_for
+    from mlx.runner.protocol import cell_data
+    from mlx.seeding import method_seed as seed_of
 
     record = {"cell_id": cell.cell_id(), "status": "ok", "message": "", "rank": None,
               "seed": None, "selected": None, "trials": None, "mask_fingerprint": None,
-              "validation_fingerprint": None, "fit_seconds": None,
+              "validation_fingerprint": None, "split_fingerprint": None, "fit_seconds": None,
               "predict_seconds": None, "peak_rss_mb": None, "converged": None, "n_iter": None,
               "results": {}}
     _reset_peak_rss()
     try:
-        split = _load(cell)
-        method_seed = seed_for(cell.seed, "method", cell.model_key())
+        data = cell_data(cell)
+        record["split_fingerprint"] = data.split_fingerprint
+        record["mask_fingerprint"] = data.label_fingerprint
+        method_seed = seed_of(cell.seed, cell.model_key())
         record["seed"] = method_seed
         fixed = json.loads(cell.params)
-        Y_obs, mask = _train_view(cell, split)
-        record["mask_fingerprint"] = _mask_fingerprint(mask)
         chosen = {}
         if json.loads(cell.select):
-            chosen, reason, trials, val_fp = _select(cell, split, Y_obs, mask, fixed, method_seed)
+            chosen, reason, trials, val_fp = _select(cell, data, fixed, method_seed)
             if reason:
                 record.update(status="skipped", message=reason)
                 return record
@@ -228,16 +211,18 @@ def _run_cell(cell) -> dict:
         chosen = dict(chosen)
         steps = chosen.pop("preprocess", None)
         steps = [json.loads(s) for s in cell.preprocess] if steps is None else steps
-        method, rank = _make_method(cell, {**fixed, **chosen}, split.train.n_labels, method_seed)
+        train, test = data.train, data.test
+        method, rank = _make_method(cell, {**fixed, **chosen}, train.n_labels, method_seed)
         record["rank"] = rank
-        reason = method.skip(n_samples=split.train.n_samples, n_features=split.train.n_features,
-                             n_labels=split.train.n_labels, observed_ratio=cell.observed_ratio)
+        rows = data.X_fit_rows
+        reason = method.skip(_context(cell, len(rows), train.n_features, train.n_labels))
         if reason:
             record.update(status="skipped", message=reason)
             return record
-        _, (X_train, X_test) = _preprocess(steps, split.train.X, split.test.X)
+        _, (X_train, X_test) = _preprocess(steps, train.X, test.X)
+        X_unlab = X_train[data.unlabelled] if data.labelled is not None else None
         t0 = time.perf_counter()
-        method.fit(X_train, Y_obs, observed=mask)
+        _fit(method, X_train[rows], data.Y_fit, data.mask, X_unlab)
         record["fit_seconds"] = time.perf_counter() - t0
         record["converged"] = _jsonable(getattr(method, "converged_", None))
         n_iter = getattr(method, "n_iter_", None)
@@ -246,8 +231,8 @@ def _run_cell(cell) -> dict:
         record["n_iter"] = _jsonable(n_iter)
         t0 = time.perf_counter()
         for split_name in cell.eval_splits:
-            X, Y = (X_test, split.test.Y) if split_name == "test" else (X_train, split.train.Y)
-            res = _evaluate(method, cell, X, Y, cell.metrics, cell.threshold)
+            X, Y = (X_test, test.Y) if split_name == "test" else (X_train, train.Y)
+            res = _evaluate(method, cell, X, Y, cell.metrics, cell.threshold, data.Y_fit)
             record["results"][split_name] = {m: [_jsonable(v), int(n)] for m, (v, n) in res.items()}
         record["predict_seconds"] = time.perf_counter() - t0
     except DivergenceError as exc:
