@@ -120,7 +120,7 @@ def main() -> int:
           f"{train.Y.nnz} (instance, positive) pairs; k/L=20% -> rank {rank}")
 
     # -- WARP kernel: compile time, then time per epoch -----------------------------------
-    from mlx.kernels.warp import _warp_epoch, warp_epoch
+    from mlx.numerics.warp import _warp_epoch, warp_epoch
     from mlx.methods.wsabie import WSABIE
 
     tiny_x = sp.csr_matrix(np.ones((2, 3)))

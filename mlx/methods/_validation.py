@@ -75,8 +75,10 @@ class FitData:
 def check_fit_data(owner: str, X, Y, observed=None) -> FitData:
     """Validate and canonicalise ``fit`` arguments (see :mod:`mlx.methods.base`).
 
-    Any non-zero of ``Y`` is a positive; with ``observed`` given, positives outside the
-    observed entries are dropped (they are unknown, not positive).
+    ``Y`` holds 0/1 labels (booleans are fine); any other value is refused rather than read as
+    a positive, because real-valued targets (a regression task) binarised in silence give
+    plausible-looking nonsense. With ``observed`` given, positives outside the observed
+    entries are dropped (they are unknown, not positive).
     """
     X = as_float_csr(X, "X", owner)
     if not sp.issparse(Y):
@@ -86,9 +88,14 @@ def check_fit_data(owner: str, X, Y, observed=None) -> FitData:
                          f"be (n_samples, n_labels)")
     if X.shape[0] == 0 or X.shape[1] == 0 or Y.shape[1] == 0:
         raise ValueError(f"{owner}: empty input (X {X.shape}, Y {Y.shape})")
-    pos = pattern(Y)
-    if pos.data.size and not np.isfinite(sp.csr_matrix(Y).data).all():
+    values = sp.csr_matrix(Y).data
+    if values.size and not np.isfinite(values).all():
         raise ValueError(f"{owner}: Y contains NaN or infinity")
+    bad = values[(values != 0) & (values != 1)]
+    if bad.size:
+        raise ValueError(f"{owner}: Y holds values other than 0 and 1 (e.g. {bad[0]:g}); labels "
+                         f"must be 0/1 (real-valued targets are a regression task)")
+    pos = pattern(Y)
     obs = None
     if observed is not None:
         if observed.shape != Y.shape:

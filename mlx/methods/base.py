@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import inspect
 import numbers
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -31,6 +32,7 @@ from mlx.registry import Registry
 __all__ = [
     "METHODS",
     "BaseMethod",
+    "FitContext",
     "Interval",
     "StrOptions",
     "InvalidParameterError",
@@ -129,6 +131,31 @@ def _satisfied(constraint, value) -> bool:
     return constraint.is_satisfied_by(value)
 
 
+@dataclass(frozen=True)
+class FitContext:
+    """What a cell will ask of a method, for :meth:`BaseMethod.skip` to accept or decline.
+
+    Attributes
+    ----------
+    task : str
+        ``"multilabel"``, ``"multiclass"``, ``"regression"`` or ``"ordinal"``.
+    n_samples, n_features, n_labels : int
+        Sizes of the training data the method will be fitted on (``n_labels`` is the number
+        of target columns for regression).
+    observed_ratio : float
+        Fraction of label entries observed (1.0: full labels).
+    labelled_ratio : float
+        Fraction of training rows with labels (1.0: all); the others come as unlabelled rows.
+    """
+
+    task: str = "multilabel"
+    n_samples: int = 0
+    n_features: int = 0
+    n_labels: int = 0
+    observed_ratio: float = 1.0
+    labelled_ratio: float = 1.0
+
+
 class BaseMethod:
     """Base class of all methods: parameters, validation, skipping, thresholds.
 
@@ -136,13 +163,17 @@ class BaseMethod:
     ----------------
     name : str
         Registry key.
+    tasks : tuple of str
+        The tasks the method handles (see :mod:`mlx.tasks`); a cell of another task is
+        skipped with the reason.
     supports_missing_labels : bool
         Whether ``fit`` accepts a partially observed label matrix.
     uses_rank : bool
-        Whether the method consumes ``rank`` (k) from the sweep's ``rank_ratio``.
+        Whether the method consumes ``rank`` (k) from the sweep's ``rank_ratio`` or ``rank``.
     """
 
     name: ClassVar[str] = ""
+    tasks: ClassVar[tuple] = ("multilabel",)
     supports_missing_labels: ClassVar[bool] = False
     uses_rank: ClassVar[bool] = False
     _parameter_constraints: ClassVar[dict[str, list]] = {}
@@ -181,12 +212,27 @@ class BaseMethod:
                 f"Got {value!r} instead.")
 
     # -- protocol -----------------------------------------------------------
-    def skip(self, *, n_samples: int, n_features: int, n_labels: int,
-             observed_ratio: float) -> str | None:
-        """Return a reason to decline this setting, or None to run it."""
-        if observed_ratio < 1.0 and not self.supports_missing_labels:
+    def skip(self, context: FitContext) -> str | None:
+        """Return a reason to decline the setting described by ``context``, or None to run it.
+
+        The base class declines a task not in ``tasks`` and missing labels without
+        ``supports_missing_labels``; a method adds its own reasons by extending this.
+        """
+        if context.task not in self.tasks:
+            return (f"{self.name} does not handle {context.task} tasks "
+                    f"(it handles: {', '.join(self.tasks)})")
+        if context.observed_ratio < 1.0 and not self.supports_missing_labels:
             return f"{self.name} does not support missing labels"
         return None
+
+    def check_context(self, context: FitContext) -> None:
+        """Raise :class:`InvalidParameterError` when the parameters conflict with ``context``.
+
+        For settings that can never run in that context (e.g. LEML's exact
+        eigendecomposition W-step with missing labels): the runner calls it before any cell
+        runs, so the conflict is a config error at ``mlx validate`` time, not an error in
+        every cell. The default accepts every context.
+        """
 
     @property
     def threshold(self) -> float:

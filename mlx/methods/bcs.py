@@ -15,13 +15,12 @@ import time
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.linalg as sla
-import scipy.sparse as sp
 from scipy.special import gammaln
 
 from mlx.errors import DivergenceError
 from mlx.methods._validation import check_fit_data, check_n_features
 from mlx.methods.base import METHODS, BaseMethod, Interval, check_is_fitted
+from mlx.numerics.ridge import GramRidge
 
 __all__ = ["BCS", "draw_projection", "infer_labels", "label_posterior"]
 
@@ -34,7 +33,7 @@ _WORK_ENTRIES = 1 << 22
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
 
-# ----------------------------------------------------------------------------- kernels
+# ----------------------------------------------------------------------------- posterior computations
 def draw_projection(rng: np.random.Generator, rank: int, n_labels: int) -> np.ndarray:
     """The compression matrix Phi of shape (rank, n_labels), entries i.i.d. N(0, 1 / rank).
 
@@ -183,66 +182,6 @@ def infer_labels(Phi: np.ndarray, Z: np.ndarray, *, noise_mean: float, noise_cov
         if not last:
             inv_alpha = (b + 0.5 * (mean * mean + var)) / (a + 0.5)   # 1 / E[alpha]
     return mean
-
-
-class _GramSolver:
-    """Shifted systems in ``X'X`` through the smaller of ``X'X`` and ``XX'``.
-
-    ``solve(T, shift)`` returns ``(X'X + shift I)^-1 X'T`` (primal) or, equivalently,
-    ``X'(XX' + shift I)^-1 T`` (dual, when n_features > n_samples); ``logdet_trace(shift)``
-    returns ``log det(X'X + shift I)`` and ``tr((X'X + shift I)^-1)`` over all n_features
-    dimensions (in the dual, the n_features - n_samples zero eigenvalues of ``X'X`` add
-    ``log shift`` and ``1 / shift`` each). Cholesky factorisations, cached per shift; an
-    eigendecomposition takes over if a shifted matrix is not numerically positive definite.
-    """
-
-    def __init__(self, X: sp.csr_matrix):
-        n, d = X.shape
-        self.X = X
-        self.primal = d <= n
-        self.n_extra = 0 if self.primal else d - n
-        self.K = (X.T @ X if self.primal else X @ X.T).toarray()
-        self._chol: dict[float, tuple] = {}
-        self._eig = None
-
-    def _factor(self, shift: float):
-        if self._eig is None and shift not in self._chol:
-            A = self.K.copy()
-            A[np.diag_indices_from(A)] += shift
-            try:
-                self._chol[shift] = sla.cho_factor(A, lower=True, overwrite_a=True,
-                                                   check_finite=False)
-            except np.linalg.LinAlgError:
-                evals, evecs = np.linalg.eigh(self.K)
-                self._eig = (np.maximum(evals, 0.0), evecs)
-        return None if self._eig is not None else self._chol[shift]
-
-    def _apply_inverse(self, B: np.ndarray, shift: float) -> np.ndarray:
-        factor = self._factor(shift)
-        if factor is not None:
-            return sla.cho_solve(factor, B, check_finite=False)
-        evals, V = self._eig
-        return V @ ((V.T @ B) / (evals + shift)[:, None])
-
-    def solve(self, T: np.ndarray, shift: float) -> np.ndarray:
-        X = self.X
-        if self.primal:
-            return self._apply_inverse(np.asarray(X.T @ T), shift)
-        return np.asarray(X.T @ self._apply_inverse(T, shift))
-
-    def logdet_trace(self, shift: float) -> tuple[float, float]:
-        factor = self._factor(shift)
-        if factor is not None:
-            lower = factor[0]
-            logdet = 2.0 * np.log(np.diag(lower)).sum()
-            inv_lower = sla.solve_triangular(lower, np.eye(lower.shape[0]), lower=True,
-                                             check_finite=False)
-            trace = float(np.sum(inv_lower * inv_lower))         # tr(A^-1) = ||L^-1||_F^2
-        else:
-            shifted = self._eig[0] + shift
-            logdet, trace = np.log(shifted).sum(), (1.0 / shifted).sum()
-        return (float(logdet) + self.n_extra * np.log(shift),
-                float(trace) + self.n_extra / shift)
 
 
 def _alpha_bound(e_y2, a: float, b: float):
@@ -455,7 +394,7 @@ class BCS(BaseMethod):
         lam = float(self.weight_precision)
         a, b = float(self.gamma_shape), float(self.gamma_rate)
 
-        gram = _GramSolver(X)
+        gram = GramRidge(X)                                       # X'X or XX', factors per shift
         # S_W = (X'X / sigma^2 + lam I)^-1 = sigma^2 (X'X + lam sigma^2 I)^-1
         logdet_K, tr_K = gram.logdet_trace(lam * sigma2)
         tr_SW = sigma2 * tr_K

@@ -15,7 +15,6 @@ from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.linalg as sla
 import scipy.sparse as sp
 from liblinear.liblinear import (
     PRINT_STRING_FUN,
@@ -27,8 +26,11 @@ from liblinear.liblinear import (
     toPyModel,
 )
 
-from mlx.methods._validation import check_fit_data, check_n_features
-from mlx.methods.base import METHODS, BaseMethod, Interval, StrOptions, check_is_fitted
+from mlx.methods._validation import as_float_csr, check_fit_data, check_n_features
+from mlx.methods.base import (METHODS, BaseMethod, Interval, InvalidParameterError, StrOptions,
+                              check_is_fitted)
+from mlx.numerics.cg import block_cg
+from mlx.numerics.ridge import PSDFactor, psd_solve, ridge
 
 __all__ = ["BR"]
 
@@ -50,98 +52,23 @@ _RIDGE_RTOL = 1e-10
 """Block CG stops a label when ||A_j w_j - b_j|| <= _RIDGE_RTOL * ||b_j||."""
 
 
-# ----------------------------------------------------------------------------- ridge kernels
-def _solve_psd(A: np.ndarray, B: np.ndarray, l2_reg: float) -> np.ndarray:
-    """Solve ``(A + l2_reg I) Z = B`` for a symmetric PSD ``A``; overwrites ``A``.
+# ----------------------------------------------------------------------------- ridge (squared loss)
+class _ActiveColumns:
+    """``M[:, cols]`` for block CG's active columns, sliced again only when they change.
 
-    Cholesky when ``l2_reg > 0``. For ``l2_reg = 0`` (or when rounding makes the shifted
-    matrix lose definiteness) an eigendecomposition gives the minimum-norm solution
-    ``Z = (A + l2_reg I)^+ B``, dropping eigenvalues below ``max(eig) * size * eps``.
+    Saves a copy of ``M``'s active block per iteration (and the allocator churn it causes).
     """
-    diag = np.diag_indices_from(A)
-    if l2_reg > 0:
-        A[diag] += l2_reg
-        try:
-            factor = sla.cho_factor(A, lower=True, check_finite=False)
-            return sla.cho_solve(factor, B, check_finite=False)
-        except np.linalg.LinAlgError:
-            A[diag] -= l2_reg
-    s, V = sla.eigh(A, overwrite_a=True, check_finite=False)
-    s = s + l2_reg
-    cutoff = s.max(initial=0.0) * max(A.shape) * np.finfo(np.float64).eps
-    inv = np.zeros_like(s)
-    keep = s > cutoff
-    inv[keep] = 1.0 / s[keep]
-    return V @ (inv[:, None] * (V.T @ B)) if B.ndim == 2 else V @ (inv * (V.T @ B))
 
+    def __init__(self, M: np.ndarray):
+        self.M = M
+        self._cols = None
+        self._block = None
 
-def _ridge_direct(X: sp.csr_matrix, T, l2_reg: float) -> np.ndarray:
-    """Ridge weights ``W = (X'X + l2_reg I)^-1 X'T`` of shape (n_features, n_targets).
-
-    Primal ``d x d`` system when ``n_features <= n_samples``, otherwise the dual
-    ``W = X' (XX' + l2_reg I)^-1 T``; ``T`` (n_samples, n_targets) may be sparse.
-    """
-    n, d = X.shape
-    if d <= n:
-        G = (X.T @ X).toarray()                                   # X'X
-        B = X.T @ T                                               # X'T
-        B = B.toarray() if sp.issparse(B) else np.asarray(B)
-        return _solve_psd(G, B, l2_reg)
-    K = (X @ X.T).toarray()                                       # XX'
-    T = T.toarray() if sp.issparse(T) else np.asarray(T, dtype=np.float64)
-    return np.asarray(X.T @ _solve_psd(K, T, l2_reg))             # X' (XX' + lam I)^-1 T
-
-
-def _block_pcg(X: sp.csr_matrix, B: np.ndarray, mask: np.ndarray | None, l2_reg: float,
-               precond, *, rtol: float, max_iter: int):
-    """Preconditioned CG on ``A_j w_j = b_j`` for every column j of ``B`` at once.
-
-    ``A_j = X' diag(m_j) X + l2_reg I``, with ``m_j`` the column j of ``mask`` (n_samples,
-    n_cols) or all ones when ``mask`` is None. ``precond(R, cols)`` applies an SPD
-    approximation of ``A_j^-1`` to the columns ``cols`` of the residual. A column stops when
-    ``||r_j|| <= rtol * ||b_j||``.
-
-    Returns
-    -------
-    W : ndarray of shape (n_features, n_cols)
-    n_iter : ndarray of int, shape (n_cols,)
-        Iterations each column took.
-    converged : ndarray of bool, shape (n_cols,)
-    """
-    n_cols = B.shape[1]
-    W = np.zeros_like(B)
-    n_iter = np.zeros(n_cols, dtype=np.int64)
-    b_norm = np.linalg.norm(B, axis=0)
-    converged = b_norm == 0                                       # w_j = 0 solves b_j = 0
-    cols = np.flatnonzero(~converged)
-    R = B[:, cols]                                                # r = b - A w, w = 0
-    Z = precond(R, cols)
-    P = Z.copy()
-    rz = np.einsum("ij,ij->j", R, Z)
-    for it in range(1, max_iter + 1):
-        if cols.size == 0:
-            break
-        XP = X @ P
-        if mask is not None:
-            XP *= mask[:, cols]
-        Q = np.asarray(X.T @ XP)
-        Q += l2_reg * P                                           # q = A_j p_j
-        alpha = rz / np.einsum("ij,ij->j", P, Q)
-        W[:, cols] += alpha * P
-        R -= alpha * Q
-        n_iter[cols] = it
-        done = np.linalg.norm(R, axis=0) <= rtol * b_norm[cols]
-        if done.any():
-            converged[cols[done]] = True
-            keep = ~done
-            cols, R, P, rz = cols[keep], R[:, keep], P[:, keep], rz[keep]
-            if cols.size == 0:
-                break
-        Z = precond(R, cols)
-        rz_new = np.einsum("ij,ij->j", R, Z)
-        P = Z + (rz_new / rz) * P                                 # p = z + beta p
-        rz = rz_new
-    return W, n_iter, converged
+    def __call__(self, cols: np.ndarray) -> np.ndarray:
+        if self._cols is None or not np.array_equal(cols, self._cols):
+            self._cols = cols.copy()
+            self._block = self.M[:, cols]
+        return self._block
 
 
 def _map(fn, items, n_jobs: int) -> list:
@@ -173,7 +100,7 @@ def _fit_ridge(X, pos, obs, trained, l2_reg, n_jobs):
         return W, n_iter, True
     too_big = min(n, d) > _DENSE_MAX and l2_reg > 0
     if obs is None and not too_big:
-        W[:] = _ridge_direct(X, pos, l2_reg)
+        W[:] = ridge(X, pos, l2_reg)
         W[:, ~trained] = 0.0
         return W, n_iter, True
 
@@ -202,8 +129,8 @@ def _fit_ridge(X, pos, obs, trained, l2_reg, n_jobs):
             y = np.isin(rows, pos.indices[pos.indptr[j]:pos.indptr[j + 1]]).astype(np.float64)
             Xj = X[rows]
             if K is not None:                                     # w = Xj' (Kj + lam I)^-1 y
-                return Xj.T @ _solve_psd(K[np.ix_(rows, rows)], y, l2_reg)
-            return _ridge_direct(Xj, y[:, None], l2_reg)[:, 0]
+                return Xj.T @ psd_solve(K[np.ix_(rows, rows)], y, l2_reg, overwrite_a=True)
+            return ridge(Xj, y[:, None], l2_reg)[:, 0]
 
         for j, w in zip(dual_labels, _map(solve_label, list(dual_labels), n_jobs)):
             W[:, j] = w
@@ -212,9 +139,9 @@ def _fit_ridge(X, pos, obs, trained, l2_reg, n_jobs):
     if cg_labels.size:
         if d <= _DENSE_MAX:
             A = (X.T @ X).toarray()
-            A *= n_obs[cg_labels].mean() / n                      # rho X'X + lam I
-            A[np.diag_indices_from(A)] += l2_reg
-            factor = sla.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
+            A *= n_obs[cg_labels].mean() / n
+            factor = PSDFactor(A, l2_reg, overwrite_a=True)      # rho X'X + lam I
+            del A
         else:
             sq_norms = X.multiply(X).tocsc()                      # for diag(X' diag(m) X)
         width = max(1, min(_CG_BLOCK, _BLOCK_ELEMS // max(n, d)))
@@ -225,15 +152,28 @@ def _fit_ridge(X, pos, obs, trained, l2_reg, n_jobs):
             B = (X.T @ pos[:, labels]).toarray()                  # X' y_Omega
             if d <= _DENSE_MAX:
                 def precond(R, cols):
-                    return sla.cho_solve(factor, R, check_finite=False)
+                    return factor.solve(R)
             else:
                 diag = np.asarray(sq_norms.T @ (np.ones((n, 1)) if mask is None else mask))
                 diag += l2_reg                                    # diag(A_j)
+                diag_cols = None if mask is None else _ActiveColumns(diag)
 
                 def precond(R, cols):
-                    return R / (diag if mask is None else diag[:, cols])
-            return _block_pcg(X, B, mask, l2_reg, precond, rtol=_RIDGE_RTOL,
-                              max_iter=max(100, 2 * d))
+                    return R / (diag if mask is None else diag_cols(cols))
+
+            mask_cols = None if mask is None else _ActiveColumns(mask)
+
+            def normal_op(P, cols):                               # A_j p_j, column by column
+                XP = X @ P
+                if mask is not None:
+                    XP *= mask_cols(cols)
+                Q = np.asarray(X.T @ XP)                          # X' diag(m_j) X p_j
+                Q += l2_reg * P                                   #   + lam p_j
+                return Q
+
+            res = block_cg(normal_op, B, precond=precond, tol=_RIDGE_RTOL,
+                           max_iter=max(100, 2 * d))
+            return res.x, res.n_iter, res.converged
 
         for labels, (Wb, it, conv) in zip(blocks, _map(solve_block, blocks, n_jobs)):
             W[:, labels] = Wb
@@ -316,6 +256,9 @@ def _fit_liblinear(X, pos, obs, trained, *, solver, C, eps, bias, n_jobs):
     return W, n_iter, converged
 
 
+_VALUE_TASKS = ("regression", "ordinal")   # real targets: ridge regression on the values
+
+
 # ----------------------------------------------------------------------------- the method
 @METHODS.register("br")
 class BR(BaseMethod):
@@ -358,6 +301,12 @@ class BR(BaseMethod):
         the same for every value. BLAS may start threads of its own.
     random_state : None or int, default=None
         Unused: every solver here is deterministic. Accepted for a uniform interface.
+    task : {"multilabel", "multiclass", "regression", "ordinal"}, default="multilabel"
+        Set by the runner from the dataset. Multi-class data are fitted one-vs-rest like
+        labels (the arg-max of the scores is the prediction). ``"regression"`` and
+        ``"ordinal"`` need ``loss="squared"``: each target column is fitted by ridge
+        regression on its real values or levels (no missing-label mask); the scores are the
+        predictions (rounded to the nearest level by the runner for an ordinal task).
 
     Attributes
     ----------
@@ -412,9 +361,11 @@ class BR(BaseMethod):
     for large linear classification", JMLR 9, 2008.
     """
 
+    tasks = ("multilabel", "multiclass", "regression", "ordinal")
     supports_missing_labels = True
     uses_rank = False
     _parameter_constraints = {
+        "task": [StrOptions(set(tasks))],
         "loss": [StrOptions({"squared", "logistic", "squared_hinge"})],
         "C": [Interval(Real, 0, None, closed="neither")],
         "l2_reg": [Interval(Real, 0, None, closed="left")],
@@ -426,7 +377,8 @@ class BR(BaseMethod):
 
     def __init__(self, *, loss: str = "logistic", C: float = 1.0, l2_reg: float = 1.0,
                  bias: float = -1.0, eps: float = 0.01, n_jobs: int = 1,
-                 random_state: int | None = None):
+                 random_state: int | None = None, task: str = "multilabel"):
+        self.task = task
         self.loss = loss
         self.C = C
         self.l2_reg = l2_reg
@@ -439,6 +391,14 @@ class BR(BaseMethod):
     def threshold(self) -> float:
         """0.5 for the squared loss (0/1 targets), 0 for logistic and squared hinge (+-1)."""
         return 0.5 if self.loss == "squared" else 0.0
+
+    def skip(self, context) -> str | None:
+        """Decline a regression task unless the loss is squared."""
+        reason = super().skip(context)
+        if reason is None and context.task in _VALUE_TASKS and self.loss != "squared":
+            reason = (f"{self.name} with loss={self.loss!r} does not handle {context.task} "
+                      f"tasks (loss='squared' does)")
+        return reason
 
     def fit(self, X, Y, *, observed=None):
         """Fit one model per label.
@@ -462,6 +422,8 @@ class BR(BaseMethod):
             Mismatched shapes, empty input, or non-finite values in ``X`` or ``Y``.
         """
         self._validate_params()
+        if self.task in _VALUE_TASKS:
+            return self._fit_regression(X, Y, observed)
         start = time.perf_counter()
         data = check_fit_data("BR", X, Y, observed)
         X = data.X
@@ -490,6 +452,34 @@ class BR(BaseMethod):
         self.converged_ = bool(converged)
         log.debug("br[%s] fit %d labels (%d untrained) in %.2fs", self.loss, pos.shape[1],
                   self.untrained_labels_.size, time.perf_counter() - start)
+        return self
+
+    def _fit_regression(self, X, Y, observed):
+        """Ridge regression of every target column on its real values."""
+        if self.loss != "squared":
+            raise InvalidParameterError(
+                "loss", f"BR: a {self.task} task needs loss='squared'; got loss={self.loss!r}")
+        if observed is not None:
+            raise ValueError(f"BR: a {self.task} task has no missing-label mask; pass "
+                             f"observed=None")
+        X = as_float_csr(X, "X", "BR")
+        T = Y.toarray() if sp.issparse(Y) else np.asarray(Y, dtype=np.float64)
+        if T.ndim != 2 or T.shape[0] != X.shape[0] or 0 in T.shape or X.shape[1] == 0:
+            raise ValueError(f"BR: X has shape {X.shape} but Y has shape {T.shape}; Y must be "
+                             f"(n_samples, n_targets)")
+        if not np.isfinite(T).all():
+            raise ValueError("BR: Y contains NaN or infinity")
+        n, d = X.shape
+        bias = float(self.bias)
+        Xb = X
+        if bias >= 0:
+            Xb = sp.hstack([X, sp.csr_matrix(np.full((n, 1), bias))], format="csr")
+        self.W_ = ridge(Xb, T, float(self.l2_reg))
+        self.bias_ = bias
+        self.n_features_in_ = d
+        self.untrained_labels_ = np.empty(0, dtype=np.int64)
+        self.n_iter_ = np.zeros(T.shape[1], dtype=np.int64)
+        self.converged_ = True
         return self
 
     def decision_function(self, X) -> np.ndarray:

@@ -17,6 +17,7 @@ import scipy.linalg as sla
 
 from mlx.methods._validation import check_fit_data, check_n_features
 from mlx.methods.base import METHODS, BaseMethod, Interval, check_is_fitted
+from mlx.numerics.ridge import psd_solve
 
 __all__ = ["CPLST"]
 
@@ -25,41 +26,6 @@ log = logging.getLogger(__name__)
 DENSE_MAX = 20000
 """Largest ``n_features`` or ``n_labels`` CPLST accepts: it needs dense square matrices of
 both sizes (20000^2 float64 is 3.2 GB)."""
-
-
-def ridge_solve(G: np.ndarray, B: np.ndarray, l2_reg: float) -> np.ndarray:
-    """Solve ``(G + l2_reg I) A = B`` for a symmetric positive semi-definite ``G``.
-
-    Parameters
-    ----------
-    G : ndarray of shape (n, n)
-        Symmetric PSD (here ``X'X``). Not modified.
-    B : ndarray of shape (n, m)
-    l2_reg : float >= 0
-
-    Returns
-    -------
-    A : ndarray of shape (n, m)
-        ``(G + l2_reg I)^-1 B`` by Cholesky when ``l2_reg > 0``. When ``l2_reg = 0`` (or
-        the shifted matrix is numerically indefinite) the minimum-norm solution
-        ``(G + l2_reg I)^+ B`` from an eigendecomposition, with eigenvalues at most
-        ``max(eig) * n * eps`` treated as zero.
-    """
-    if l2_reg > 0:
-        shifted = G.copy()
-        shifted[np.diag_indices_from(shifted)] += l2_reg
-        try:
-            factor = sla.cho_factor(shifted, lower=True, overwrite_a=True, check_finite=False)
-            return sla.cho_solve(factor, B, check_finite=False)
-        except np.linalg.LinAlgError:
-            pass
-    evals, evecs = sla.eigh(G, check_finite=False)
-    evals = evals + l2_reg
-    cutoff = max(evals.max(initial=0.0), 0.0) * max(G.shape[0], 1) * np.finfo(np.float64).eps
-    inv = np.zeros_like(evals)
-    keep = evals > cutoff
-    inv[keep] = 1.0 / evals[keep]
-    return evecs @ (inv[:, None] * (evecs.T @ B))           # G^+ B = V diag(1/s) V' B
 
 
 @METHODS.register("cplst")
@@ -164,15 +130,13 @@ class CPLST(BaseMethod):
         """0.5: CPLST regresses 0/1 targets."""
         return 0.5
 
-    def skip(self, *, n_samples: int, n_features: int, n_labels: int,
-             observed_ratio: float) -> str | None:
+    def skip(self, context) -> str | None:
         """Decline missing labels, and problems whose dense matrices would not fit."""
-        reason = super().skip(n_samples=n_samples, n_features=n_features, n_labels=n_labels,
-                              observed_ratio=observed_ratio)
-        if reason is None and max(n_features, n_labels) > DENSE_MAX:
+        reason = super().skip(context)
+        d, L = context.n_features, context.n_labels
+        if reason is None and max(d, L) > DENSE_MAX:
             reason = (f"{self.name} needs dense n_features x n_features and n_labels x n_labels "
-                      f"matrices; n_features={n_features}, n_labels={n_labels} exceed "
-                      f"{DENSE_MAX}")
+                      f"matrices; n_features={d}, n_labels={L} exceed {DENSE_MAX}")
         return reason
 
     def fit(self, X, Y, *, observed=None):
@@ -206,7 +170,7 @@ class CPLST(BaseMethod):
         col_sums = np.asarray(X.sum(axis=0)).ravel()                      # X'1
         G = (X.T @ X).toarray()                                           # X'X   (d, d)
         B = (X.T @ P).toarray() - np.outer(col_sums, mean)                # X'Yc  (d, L)
-        A = ridge_solve(G, B, lam)                                        # (X'X + lam I)^-1 X'Yc
+        A = psd_solve(G, B, lam, overwrite_a=True)                        # (X'X + lam I)^-1 X'Yc
         M = B.T @ A                                                       # Yc' H Yc  (L, L)
         M = 0.5 * (M + M.T)
         evals, evecs = sla.eigh(M, subset_by_index=[L - rank, L - 1], check_finite=False)

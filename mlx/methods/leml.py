@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import threading
 import time
-from collections import OrderedDict
-from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -17,10 +13,6 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import svds
 
 from mlx.errors import DivergenceError
-from mlx.kernels.cg import cg
-from mlx.kernels.linops import FactorProblem, build_targets, psd_solve, ridge_rows
-from mlx.kernels.losses import Loss, get_loss
-from mlx.kernels.tron import tron
 from mlx.methods._validation import check_fit_data, check_n_features
 from mlx.methods.base import (
     METHODS,
@@ -30,9 +22,22 @@ from mlx.methods.base import (
     StrOptions,
     check_is_fitted,
 )
+from mlx.numerics.cg import cg
+from mlx.numerics.gram import (
+    GramEigen,
+    GramEigenCache,
+    gram_eigen,
+    solve_sylvester_eig,
+    solve_sylvester_rotated,
+)
+from mlx.numerics.linops import PINV_RCOND, FactorProblem, build_targets, ridge_rows
+from mlx.numerics.losses import Loss, get_loss
+from mlx.numerics.ridge import psd_solve
+from mlx.numerics.tron import tron
 
 __all__ = [
     "EIG_MAX_FEATURES",
+    "GRAM_CACHE",
     "LEML",
     "GramEigen",
     "clear_gram_cache",
@@ -55,94 +60,34 @@ _DENSE_SVD_MAX_LABELS = 2000
 # Eigendecomposition of X'X, cached across fits on the same X
 # ---------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class GramEigen:
-    """Eigendecomposition ``X'X = V diag(evals) V'`` of a feature Gram matrix.
-
-    Attributes
-    ----------
-    evals : ndarray of shape (n_features,)
-        Eigenvalues in ascending order; rounding noise below ``1e-12 * max`` is set to 0.
-    evecs : ndarray of shape (n_features, n_features)
-        Orthonormal eigenvectors ``V`` (columns).
-    """
-
-    evals: np.ndarray
-    evecs: np.ndarray
-
-
-_GRAM_CACHE: OrderedDict[tuple, GramEigen] = OrderedDict()
-_GRAM_CACHE_SIZE = 2
-_GRAM_LOCK = threading.Lock()
-
-
-def _fingerprint(X: sp.csr_matrix) -> tuple:
-    h = hashlib.blake2b(digest_size=16)
-    for part in (X.indptr, X.indices, X.data):
-        h.update(np.ascontiguousarray(part).view(np.uint8))
-    return (X.shape, X.nnz, X.indptr.dtype.str, X.indices.dtype.str, h.hexdigest())
+GRAM_CACHE = GramEigenCache(maxsize=2)
+"""The process-wide cache :func:`gram_eigh` uses: fits at several ranks or regularisations
+on the same data pay for the eigendecomposition of ``X'X`` once."""
 
 
 def gram_eigh(X, *, use_cache: bool = True) -> GramEigen:
     """Eigendecomposition of ``X'X`` (``O(n_features^3)``), cached by content.
 
-    The last two results are kept in a process-wide cache keyed by a hash of ``X``'s
-    shape and CSR arrays, so fits at several ranks or regularisations on the same
-    data pay for it once. :func:`clear_gram_cache` empties the cache.
+    The last two results are kept in :data:`GRAM_CACHE`, keyed by a hash of ``X``'s shape
+    and CSR arrays (:class:`mlx.numerics.gram.GramEigenCache`); :func:`clear_gram_cache`
+    empties it.
     """
-    X = sp.csr_matrix(X, dtype=np.float64)
-    key = _fingerprint(X) if use_cache else None
-    if key is not None:
-        with _GRAM_LOCK:
-            hit = _GRAM_CACHE.get(key)
-            if hit is not None:
-                _GRAM_CACHE.move_to_end(key)
-                return hit
-    gram = (X.T.tocsr() @ X).toarray()                           # CSR x CSR: faster than CSC x CSR
-    evals, evecs = scipy.linalg.eigh(gram, overwrite_a=True, check_finite=False, driver="evd")
-    top = float(evals[-1]) if evals.size else 0.0
-    evals = np.where(evals > 1e-12 * max(top, 0.0), evals, 0.0)
-    eig = GramEigen(evals, evecs)
-    if key is not None:
-        with _GRAM_LOCK:
-            _GRAM_CACHE[key] = eig
-            while len(_GRAM_CACHE) > _GRAM_CACHE_SIZE:
-                _GRAM_CACHE.popitem(last=False)
-    return eig
+    return GRAM_CACHE.get(X) if use_cache else gram_eigen(X)
 
 
 def clear_gram_cache() -> None:
     """Forget every cached :func:`gram_eigh` result."""
-    with _GRAM_LOCK:
-        _GRAM_CACHE.clear()
-
-
-def _sylvester_rotated(evals, rhs_rot, HtH, l2_reg):
-    """Solve ``diag(evals) Wr M + l2_reg Wr = rhs_rot`` for ``Wr`` (``M = HtH``).
-
-    With ``M = Q diag(m) Q'``: ``Wr = [(rhs_rot Q) / (evals m' + l2_reg)] Q'``.
-    Entries with a zero denominator (only possible with ``l2_reg = 0``) are set to 0,
-    which gives the minimum-norm solution.
-    """
-    m, Qm = np.linalg.eigh(HtH)
-    m = np.where(m > 1e-12 * max(float(m[-1]), 0.0), m, 0.0) if m.size else m
-    den = np.outer(evals, m) + l2_reg                             # (d, k)
-    R = rhs_rot @ Qm
-    tiny = 1e-12 * max(float(den.max()) if den.size else 0.0, np.finfo(float).tiny)
-    np.divide(R, den, out=R, where=den > tiny)
-    R[den <= tiny] = 0.0
-    return R @ Qm.T
+    GRAM_CACHE.clear()
 
 
 def solve_w_squared_eig(eig: GramEigen, B, HtH, l2_reg: float):
     """Exact W-step for squared loss and full labels.
 
     Solves ``(X'X) W (H'H) + l2_reg W = B`` with ``B = X'YH`` (Yu et al. 2014, eq. 12
-    set to zero) as ``W = V [(V'B Q) / (s m' + l2_reg)] Q'``, where ``X'X = V diag(s) V'``
-    and ``H'H = Q diag(m) Q'``. Cost ``O(d^2 k + d k^2 + k^3)`` given ``eig``.
+    set to zero) by :func:`mlx.numerics.gram.solve_sylvester_eig`. Cost
+    ``O(d^2 k + d k^2 + k^3)`` given ``eig``.
     """
-    V = eig.evecs
-    return V @ _sylvester_rotated(eig.evals, V.T @ B, HtH, l2_reg)
+    return solve_sylvester_eig(eig, B, HtH, l2_reg)
 
 
 # ---------------------------------------------------------------------------
@@ -174,7 +119,7 @@ class _EigEngine:
 
     def w_step(self, H, Wr):
         rhs = self.C @ H if self.C is not None else self.V.T @ (self.X.T @ (self.Y @ H))
-        return _sylvester_rotated(self.evals, rhs, H.T @ H, self.l2_reg), 0
+        return solve_sylvester_rotated(self.evals, rhs, H.T @ H, self.l2_reg), 0
 
     def h_step(self, Wr, H):
         AtA = Wr.T @ (self.evals[:, None] * Wr)                   # A'A = Wr' diag(s) Wr
@@ -280,8 +225,7 @@ class _ObservedEngine:
 
 def _ridge_shared(AtA, YtA, l2_reg):
     """``H = Y'A (A'A + l2_reg I)^+``: every label's ridge problem shares one Gram matrix."""
-    k = AtA.shape[0]
-    return psd_solve(AtA + l2_reg * np.eye(k), YtA.T).T
+    return psd_solve(AtA, YtA.T, l2_reg, rcond=PINV_RCOND).T
 
 
 def _squared_full_objective(y_sq, AtA, YtA, H, W, l2_reg):
@@ -305,7 +249,7 @@ class LEML(BaseMethod):
 
     over the observed entries ``Omega`` (all entries when ``observed`` is None).
     ``l`` is the squared loss ``(y - s)^2 / 2`` on {0, 1} targets, or the logistic
-    or squared hinge loss on {-1, +1} targets (:mod:`mlx.kernels.losses`). Each outer
+    or squared hinge loss on {-1, +1} targets (:mod:`mlx.numerics.losses`). Each outer
     iteration solves the convex subproblem in ``W`` with ``H`` fixed, then the one in
     ``H`` with ``W`` fixed, each from the current iterate, so ``objective_`` never
     increases.
@@ -400,6 +344,7 @@ class LEML(BaseMethod):
     """
 
     name = "leml"
+    tasks = ("multilabel", "multiclass")   # multi-class: one-vs-rest scores, arg-max
     supports_missing_labels = True
     uses_rank = True
 
@@ -452,6 +397,10 @@ class LEML(BaseMethod):
                 "w_solver", f"w_solver='cg' needs loss='squared' (got {self.loss!r}); "
                 "use 'tron' or 'auto'.")
         return solver
+
+    def check_context(self, context) -> None:
+        """Refuse a ``w_solver`` that cannot serve the cell's loss and label setting."""
+        self._resolve_w_solver(get_loss(self.loss), context.observed_ratio >= 1.0, 0)
 
     # -- initialisation -------------------------------------------------------
     def _init_H(self, Y, observed, rank, rng):

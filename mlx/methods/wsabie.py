@@ -1,6 +1,6 @@
 """WSABIE: a joint embedding of features and labels trained with the WARP ranking loss.
 
-The stochastic gradient loop is compiled (:mod:`mlx.kernels.warp`); this module prepares
+The stochastic gradient loop is compiled (:mod:`mlx.numerics.warp`); this module prepares
 the sparse arrays, owns the random generator and the epoch loop, and checks for divergence.
 """
 
@@ -45,7 +45,7 @@ class WSABIE(BaseMethod):
     pair once in random order; for each it samples negatives uniformly from ``N_i`` until
     one violates the margin, estimates ``rank_y`` as ``floor(|N_i| / draws)``, and takes
     one projected gradient step on the weighted hinge of that negative
-    (:func:`mlx.kernels.warp.warp_epoch` has the exact update).
+    (:func:`mlx.numerics.warp.warp_epoch` has the exact update).
 
     Parameters
     ----------
@@ -112,7 +112,7 @@ class WSABIE(BaseMethod):
     the initial embeddings, then per epoch a permutation of the pairs and a seed for the
     kernel's negative sampler. Fits with the same ``random_state`` on the same machine are
     bitwise identical; on CPUs with another SIMD width the dot products and norms may
-    round differently in the last bits (see :mod:`mlx.kernels.warp`).
+    round differently in the last bits (see :mod:`mlx.numerics.warp`).
 
     Deviations from the papers: the rank estimate uses ``|N_i|`` (the number of candidate
     negatives of the row) instead of ``n_labels - 1``, which it equals for single-label
@@ -192,7 +192,7 @@ class WSABIE(BaseMethod):
         x_indptr, x_indices = _index_arrays(X)
         x_data = np.ascontiguousarray(X.data, dtype=np.float64)
 
-        from mlx.kernels.warp import project_rows, warp_epoch  # numba loads on first fit only
+        from mlx.numerics.warp import project_rows, warp_epoch  # numba loads on first fit only
 
         k = int(self.rank)
         max_norm = None if self.max_norm is None else float(self.max_norm)

@@ -87,7 +87,36 @@ def _trained(model):
 
 def test_default_parameters():
     assert BR().get_params() == {"C": 1.0, "bias": -1.0, "eps": 0.01, "l2_reg": 1.0,
-                                 "loss": "logistic", "n_jobs": 1, "random_state": None}
+                                 "loss": "logistic", "n_jobs": 1, "random_state": None,
+                                 "task": "multilabel"}
+
+
+@pytest.mark.parametrize("bias", [-1.0, 0.7])
+@pytest.mark.parametrize("l2_reg", [0.0, 0.3])
+def test_regression_is_ridge_on_the_real_targets(bias, l2_reg):
+    rng = np.random.default_rng(3)
+    X = rng.random((40, 6))
+    T = X @ rng.standard_normal((6, 2)) + 5.0 + 0.1 * rng.standard_normal((40, 2))
+    model = BR(loss="squared", l2_reg=l2_reg, bias=bias, task="regression")
+    model.fit(sp.csr_matrix(X), T)
+    Xb = np.hstack([X, np.full((40, 1), bias)]) if bias >= 0 else X
+    W = np.linalg.lstsq(Xb.T @ Xb + l2_reg * np.eye(Xb.shape[1]), Xb.T @ T, rcond=None)[0]
+    np.testing.assert_allclose(model.decision_function(sp.csr_matrix(X)), Xb @ W, atol=1e-8)
+    # values are targets, not labels: binarising them would give a useless model
+    assert np.abs(model.decision_function(sp.csr_matrix(X)) - T).mean() < 1.0  # 0/1: about 4
+
+
+def test_regression_needs_the_squared_loss_and_full_targets():
+    from mlx.methods.base import FitContext, InvalidParameterError
+
+    X, T = sp.csr_matrix(np.eye(3)), np.ones((3, 1))
+    assert BR(loss="logistic").skip(FitContext(task="regression")) == \
+        "br with loss='logistic' does not handle regression tasks (loss='squared' does)"
+    assert BR(loss="squared").skip(FitContext(task="regression")) is None
+    with pytest.raises(InvalidParameterError, match="a regression task needs loss='squared'"):
+        BR(loss="logistic", task="regression").fit(X, T)
+    with pytest.raises(ValueError, match="a regression task has no missing-label mask"):
+        BR(loss="squared", task="regression").fit(X, T, observed=sp.csr_matrix(T))
 
 
 @pytest.mark.parametrize("loss, threshold", [("squared", 0.5), ("logistic", 0.0),

@@ -23,7 +23,8 @@ import scipy.sparse as sp
 
 from mlx.errors import NotFittedError
 from mlx.methods import METHODS
-from mlx.methods.base import BaseMethod, InvalidParameterError, Interval, StrOptions
+from mlx.methods.base import (BaseMethod, FitContext, InvalidParameterError, Interval,
+                              StrOptions)
 from mlx.methods.base import _TypeConstraint
 
 # Per method: variant id -> parameters (on top of rank=2 / random_state=0). Small and fast.
@@ -48,6 +49,10 @@ VARIANTS: dict[str, dict[str, dict]] = {
         "logistic": dict(loss="logistic", max_iter=3, inner_max_iter=5),
         "squared_hinge-random": dict(loss="squared_hinge", init="random", max_iter=3,
                                      inner_max_iter=5),
+    },
+    "mom": {
+        "default": dict(binarize=True),                                    # X here is real-valued
+        "unbiased-code-rule": dict(binarize=True, moments="unbiased", prediction="code"),
     },
     "wsabie": {
         "default": dict(epochs=2),
@@ -373,13 +378,29 @@ def test_invalid_parameter_values_are_rejected_by_fit(name, param):
 def test_skip_declines_missing_labels_only_without_support(name):
     method = _make(name)
     sizes = dict(n_samples=N_SAMPLES, n_features=N_FEATURES, n_labels=N_LABELS)
-    assert method.skip(**sizes, observed_ratio=1.0) is None
+    assert method.skip(FitContext(**sizes, observed_ratio=1.0)) is None
     for ratio in (0.05, 0.5, 0.99):
-        reason = method.skip(**sizes, observed_ratio=ratio)
+        reason = method.skip(FitContext(**sizes, observed_ratio=ratio))
         if method.supports_missing_labels:
             assert reason is None
         else:
             assert isinstance(reason, str) and reason.strip()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_skip_declines_exactly_the_tasks_not_declared(name):
+    from mlx.tasks import task_names
+
+    method = _make(name)
+    assert method.tasks and set(method.tasks) <= set(task_names())
+    sizes = dict(n_samples=N_SAMPLES, n_features=N_FEATURES, n_labels=N_LABELS)
+    for task in task_names():
+        reason = method.skip(FitContext(task=task, **sizes))
+        if task in method.tasks:
+            assert reason is None, (task, reason)
+        else:
+            assert reason == (f"{name} does not handle {task} tasks (it handles: "
+                              f"{', '.join(method.tasks)})")
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -493,7 +514,7 @@ def test_inputs_are_not_mutated(name, variant):
         X.data[seg] = X.data[seg][::-1]
     X.has_sorted_indices = False
     assert not X.has_canonical_format
-    Y = sp.csr_matrix(Y * 3.0)
+    Y = sp.csr_matrix(Y.astype(bool))
     obs = None
     if METHODS.get(name).supports_missing_labels:
         obs = observed.copy()
@@ -533,13 +554,19 @@ def test_dense_inputs_give_the_same_scores(name, variant):
 
 
 @pytest.mark.parametrize("name,variant", CASES)
-def test_any_nonzero_label_value_is_a_positive(name, variant):
+def test_boolean_labels_equal_float_labels_and_other_values_are_refused(name, variant):
     X, Y, _ = _data()
     expected = _make(name, variant).fit(X, Y).decision_function(X)
-    for other in (sp.csr_matrix(Y * 3.0), sp.csr_matrix(Y.toarray() != 0),
-                  sp.csr_matrix(-Y.toarray())):
-        np.testing.assert_array_equal(
-            _make(name, variant).fit(X, other).decision_function(X), expected)
+    np.testing.assert_array_equal(
+        _make(name, variant).fit(X, sp.csr_matrix(Y.toarray() != 0)).decision_function(X),
+        expected)
+    if getattr(_make(name, variant), "task", "multilabel") not in ("multilabel", "multiclass"):
+        return  # a method fitted for real-valued targets reads them as values
+    owner = type(_make(name, variant)).__name__
+    for other, shown in ((Y * 3.0, "3"), (-Y.toarray(), "-1")):
+        with pytest.raises(ValueError, match=f"^{owner}: Y holds values other than 0 and 1 "
+                                             f"\\(e.g. {shown}\\); labels must be 0/1"):
+            _make(name, variant).fit(X, sp.csr_matrix(other))
 
 
 @pytest.mark.parametrize("name,variant", CASES)

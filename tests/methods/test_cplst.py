@@ -6,8 +6,10 @@ import pytest
 import scipy.sparse as sp
 
 from mlx.data.synthetic import make_low_rank_multilabel
-from mlx.methods.cplst import CPLST, ridge_solve
+from mlx.methods.cplst import CPLST
 from mlx.metrics import precision_at_k
+from mlx.numerics.ridge import psd_solve as ridge_solve
+from mlx.methods.base import FitContext
 
 
 def _problem(seed=0, n=60, d=8, L=12, sparse_x=True):
@@ -109,11 +111,11 @@ def test_recovery_on_synthetic_data():
 def test_missing_labels_declined():
     model = CPLST()
     assert not CPLST.supports_missing_labels
-    assert model.skip(n_samples=10, n_features=5, n_labels=3, observed_ratio=0.5) == \
+    assert model.skip(FitContext(n_samples=10, n_features=5, n_labels=3, observed_ratio=0.5)) == \
         "cplst does not support missing labels"
-    assert model.skip(n_samples=10, n_features=5, n_labels=3, observed_ratio=1.0) is None
-    assert "n_features=30000" in model.skip(n_samples=10, n_features=30000, n_labels=3,
-                                            observed_ratio=1.0)
+    assert model.skip(FitContext(n_samples=10, n_features=5, n_labels=3, observed_ratio=1.0)) is None
+    assert "n_features=30000" in model.skip(FitContext(n_samples=10, n_features=30000,
+                                                       n_labels=3))
     X, Y = _problem()
     partial = sp.csr_matrix(np.random.default_rng(0).random(Y.shape) < 0.5, dtype=float)
     with pytest.raises(ValueError, match="CPLST does not support missing labels"):

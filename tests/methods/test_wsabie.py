@@ -6,7 +6,7 @@ import scipy.sparse as sp
 
 from mlx.data.synthetic import make_low_rank_multilabel
 from mlx.errors import DivergenceError
-from mlx.kernels.warp import (
+from mlx.numerics.warp import (
     bounded,
     draw_epoch,
     harmonic_weights,

@@ -5,9 +5,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from mlx.kernels import linops
-from mlx.kernels.linops import FactorProblem, build_targets, psd_solve, ridge_rows
-from mlx.kernels.losses import LOSSES, get_loss
+from mlx.numerics import linops
+from mlx.numerics.linops import FactorProblem, build_targets, ridge_rows
+from mlx.numerics.losses import LOSSES, get_loss
+from mlx.numerics.ridge import psd_solve
 
 N, D, L, K = 10, 5, 4, 3
 

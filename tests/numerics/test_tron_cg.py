@@ -5,8 +5,8 @@ import pytest
 from scipy.optimize import minimize
 from scipy.sparse.linalg import LinearOperator
 
-from mlx.kernels.cg import cg
-from mlx.kernels.tron import tron
+from mlx.numerics.cg import cg
+from mlx.numerics.tron import tron
 
 
 def _spd(rng, n=30, cond=10.0):

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from mlx.kernels.losses import (
+from mlx.numerics.losses import (
     LOSSES,
     LogisticLoss,
     SquaredHingeLoss,

@@ -22,7 +22,7 @@ compute these without ever holding the ``(n_samples, n_labels)`` score matrix:
 
 with ``P = X`` for the instance factor ``W`` and ``P = I`` for the label factor
 ``H`` (then the targets are the transposed view). Its ``fun_grad`` / ``hessp``
-feed :func:`mlx.kernels.tron.tron` and :func:`mlx.kernels.cg.cg` directly.
+feed :func:`mlx.numerics.tron.tron` and :func:`mlx.numerics.cg.cg` directly.
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from mlx.kernels.losses import Loss
+from mlx.numerics.losses import Loss
+from mlx.numerics.ridge import psd_solve
 
 __all__ = [
     "CHUNK_ENTRIES",
@@ -39,10 +40,13 @@ __all__ = [
     "FactorProblem",
     "FullTargets",
     "SparseTargets",
+    "PINV_RCOND",
     "build_targets",
-    "psd_solve",
     "ridge_rows",
 ]
+
+PINV_RCOND = 1e-12
+"""Relative eigenvalue cut-off of LEML's ``k x k`` ridge solves when they are singular."""
 
 CHUNK_ENTRIES = 1 << 20
 """Entries of any temporary ``(chunk, k)`` or ``(chunk, L)`` block (8 MB of float64)."""
@@ -353,29 +357,6 @@ class FactorProblem:
         return self._left_t(self.targets.target_product(self.Q))
 
 
-def psd_solve(G, rhs, *, rcond: float = 1e-12):
-    """Solve ``G x = rhs`` for symmetric positive semidefinite ``G`` (batched).
-
-    ``G`` has shape ``(..., k, k)`` and ``rhs`` ``(..., k)`` or ``(..., k, c)``. Uses a
-    Cholesky-based solve when ``G`` is positive definite and otherwise the
-    minimum-norm solution from an eigendecomposition, dropping eigenvalues below
-    ``rcond`` times the largest.
-    """
-    vec = rhs.ndim == G.ndim - 1
-    B = rhs[..., None] if vec else rhs
-    try:
-        np.linalg.cholesky(G)
-        X = np.linalg.solve(G, B)
-    except np.linalg.LinAlgError:
-        w, U = np.linalg.eigh(G)
-        top = np.max(w, axis=-1, keepdims=True)
-        keep = w > rcond * np.maximum(top, np.finfo(float).tiny)
-        inv = np.zeros_like(w)
-        inv[keep] = 1.0 / w[keep]
-        X = U @ (inv[..., :, None] * (np.swapaxes(U, -1, -2) @ B))
-    return X[..., 0] if vec else X
-
-
 def ridge_rows(targets: SparseTargets, A, l2_reg: float):
     """Per-row regularised least squares on the observed entries.
 
@@ -393,7 +374,6 @@ def ridge_rows(targets: SparseTargets, A, l2_reg: float):
     indptr, indices, y = targets.indptr, targets.indices, targets.y
     nonempty = np.flatnonzero(np.diff(indptr))
     batch = max(1, CHUNK_ENTRIES // max(k * k, 1))
-    eye = np.eye(k)
     for a in range(0, nonempty.size, batch):
         labels = nonempty[a:a + batch]
         G = np.empty((labels.size, k, k))
@@ -403,6 +383,5 @@ def ridge_rows(targets: SparseTargets, A, l2_reg: float):
             Aj = A[indices[lo:hi]]
             np.matmul(Aj.T, Aj, out=G[t])                         # A_j' A_j
             np.matmul(y[lo:hi], Aj, out=rhs[t])                   # A_j' y_j
-        G += l2_reg * eye
-        H[labels] = psd_solve(G, rhs)
+        H[labels] = psd_solve(G, rhs, l2_reg, rcond=PINV_RCOND)
     return H

@@ -1,0 +1,79 @@
+"""The trivial baseline: one constant prediction learned from the training targets."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from mlx.methods._validation import as_float_csr, check_fit_data, check_n_features
+from mlx.methods.base import METHODS, BaseMethod, StrOptions, check_is_fitted
+
+__all__ = ["Constant"]
+
+_TASKS = ("multilabel", "multiclass", "regression", "ordinal")
+
+
+@METHODS.register("constant")
+class Constant(BaseMethod):
+    """Predict the same thing for every row, whatever its features.
+
+    * multi-label: each label scores its training frequency (positives over observed
+      entries under a mask), so the ranking is by frequency; nothing is predicted positive
+      (the threshold is 1, and a frequency never exceeds it), so Hamming loss equals the
+      test label density;
+    * multi-class: each class scores its training frequency; the arg-max is the majority
+      class (the lower index among ties);
+    * regression: each target scores its training mean;
+    * ordinal: the median training level (the lower median for an even count), a level.
+
+    Any method that does worse than this on a metric has learned nothing useful for it.
+
+    Parameters
+    ----------
+    task : {"multilabel", "multiclass", "regression", "ordinal"}, default="multilabel"
+        Set by the runner from the dataset.
+    """
+
+    tasks = _TASKS
+    supports_missing_labels = True
+    _parameter_constraints = {"task": [StrOptions(set(_TASKS))]}
+
+    def __init__(self, *, task: str = "multilabel"):
+        self.task = task
+
+    @property
+    def threshold(self) -> float:
+        return 1.0
+
+    def fit(self, X, Y, *, observed=None):
+        """Learn the constant from ``Y`` (``X`` only fixes the number of features)."""
+        self._validate_params()
+        if self.task in ("regression", "ordinal"):
+            X = as_float_csr(X, "X", "Constant")
+            T = Y.toarray() if sp.issparse(Y) else np.asarray(Y, dtype=np.float64)
+            if T.ndim != 2 or T.shape[0] != X.shape[0] or T.shape[0] == 0:
+                raise ValueError(f"Constant: X has {X.shape[0]} rows but Y has shape "
+                                 f"{T.shape}; Y must be (n_samples, n_targets)")
+            if not np.isfinite(T).all():
+                raise ValueError("Constant: Y contains NaN or infinity")
+            if self.task == "regression":
+                value = T.mean(axis=0)
+            else:
+                value = np.quantile(T, 0.5, axis=0, method="lower")
+            self.n_features_in_ = X.shape[1]
+        else:
+            data = check_fit_data("Constant", X, Y, observed)
+            positives = np.asarray(data.positives.sum(axis=0)).ravel()
+            if data.observed is None:
+                seen = np.full(positives.shape, float(data.n_samples))
+            else:
+                seen = np.asarray(data.observed.sum(axis=0)).ravel()
+            value = np.divide(positives, seen, out=np.zeros_like(positives), where=seen > 0)
+            self.n_features_in_ = data.n_features
+        self.scores_ = np.asarray(value, dtype=np.float64)
+        return self
+
+    def decision_function(self, X) -> np.ndarray:
+        check_is_fitted(self, "scores_")
+        X = check_n_features("Constant", X, self.n_features_in_)
+        return np.tile(self.scores_, (X.shape[0], 1))
