@@ -8,12 +8,13 @@ shows the traceback instead.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 
 import click
 
 import mlx
-from mlx.errors import MlxError
+from mlx.errors import Interrupted, MlxError
 
 log = logging.getLogger("mlx")
 
@@ -36,17 +37,35 @@ class MlxGroup(click.Group):
             raise _UserError(str(exc), exc.exit_code) from None
         except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
+        except BrokenPipeError:
+            # The reader went away (`mlx methods | head -3`): stop quietly, as `cat` would.
+            _silence_stdout()
+            ctx.exit(141)
         except Exception as exc:  # a bug: still one line for users, the traceback with --debug
             if ctx.obj and ctx.obj.get("debug"):
                 raise
             first = (str(exc).splitlines() or [""])[0]
             raise _UserError(f"internal error: {type(exc).__name__}: {first} "
                              f"(run with --debug for the traceback)", 1) from None
+        except Interrupted as exc:
+            if ctx.obj and ctx.obj.get("debug"):
+                raise
+            click.echo(f"mlx: {exc}", err=True)
+            ctx.exit(exc.exit_code)
         except KeyboardInterrupt:
             if ctx.obj and ctx.obj.get("debug"):
                 raise
-            click.echo("Interrupted; finished cells are kept and a rerun resumes.", err=True)
+            click.echo("mlx: interrupted", err=True)
             ctx.exit(130)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that flushing it at exit cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # pragma: no cover - stdout without a file descriptor
+        pass
 
 
 def _setup_logging(verbose: int) -> None:
@@ -79,22 +98,24 @@ def cli(ctx, debug, verbose):
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Worker processes (default: runner.jobs, else the number of CPU cores).")
 @click.option("--force", is_flag=True, help="Recompute cells that already finished.")
-@click.option("-o", "--output", type=click.Path(file_okay=False), default=None,
+@click.option("-o", "--output", type=click.Path(), default=None,
               help="Output directory (default: the config's 'output', else results/<name>).")
 @click.option("--only", default=None, metavar="METHOD",
               help="Run only the cells of this method name or label.")
 @click.option("-q", "--quiet", is_flag=True, help="No per-cell lines or progress bar.")
-def run(config, jobs, force, output, only, quiet):
+@click.option("--wait", is_flag=True,
+              help="If another run holds the output directory, wait for it instead of failing.")
+def run(config, jobs, force, output, only, quiet, wait):
     """Run every cell of CONFIG and write results under results/<name>/.
 
     Finished cells are cached: a killed run resumes where it stopped.
     """
     from mlx.config import load_config
-    from mlx.runner.run import run_experiment
+    from mlx.runner.experiment import run_experiment
 
     cfg = load_config(config)
     summary = run_experiment(cfg, jobs=jobs, force=force, output=output, only=only,
-                             quiet=quiet, progress=not quiet and sys.stderr.isatty())
+                             quiet=quiet, progress=not quiet and sys.stderr.isatty(), wait=wait)
     click.echo(summary.table_md)
     counts = ", ".join(f"{n} {s}" for s, n in sorted(summary.counts.items()))
     click.echo(f"{summary.n_cells} cells ({counts}); results in {summary.output}/", err=True)
@@ -112,14 +133,19 @@ def validate(configs):
     from mlx.data.catalog import find_files
     from mlx.runner.sweep import expand
 
+    from mlx.runner.preflight import preflight
+
     for path in configs:
         cfg = load_config(path)
         cells = expand(cfg)
         note = ""
         missing = find_files(cfg.dataset)
-        if missing:
+        # A registered dataset can still be fetched; a user's own file cannot: a missing one
+        # fails here exactly as `mlx run` would.
+        if missing and cfg.dataset.kind == "registry":
             note = f"; data not found yet: {', '.join(missing)} (run 'mlx datasets fetch " \
-                   f"{cfg.dataset.name}' or set MLX_DATA_PATH)"
+                   f"{cfg.dataset.name}' or set MLX_DATA_PATH); data checks not run"
+        preflight(cfg, cells, load=not note)
         click.echo(f"{path}: ok, {len(cells)} cells{note}")
 
 
@@ -132,9 +158,10 @@ def methods_cmd():
     for name in METHODS.names():
         cls = METHODS.get(name)
         doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
-        params = ", ".join(p for p in cls._param_names() if p != "random_state")
+        params = ", ".join(p for p in cls._param_names() if p not in ("random_state", "task"))
         click.echo(f"{name:10s} {doc}")
-        click.echo(f"{'':10s} parameters: {params}")
+        click.echo(f"{'':10s} tasks: {', '.join(cls.tasks)}")
+        click.echo(f"{'':10s} parameters: {params or '(none)'}")
 
 
 @cli.command("metrics")
@@ -142,8 +169,11 @@ def metrics_cmd():
     """List the metric names a config may use."""
     from mlx.metrics import metric_names
 
+    from mlx.metrics import parse_metric
+
     for name in metric_names():
-        click.echo(name)
+        tasks = ", ".join(sorted(parse_metric(name.replace("<k>", "1")).family.tasks))
+        click.echo(f"{name:10s} {tasks}")
 
 
 @cli.group(cls=MlxGroup)
@@ -230,7 +260,7 @@ def datasets_convert(name, fmt, out_dir):
 
 
 def _add_table_commands() -> None:
-    from mlx.cli_tables import compare, plot, results_doc, table
+    from mlx.tables.cli import compare, plot, results_doc, table
 
     for command in (table, compare, plot, results_doc):
         cli.add_command(command)

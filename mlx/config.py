@@ -12,25 +12,26 @@ from __future__ import annotations
 
 import copy
 import json
-import numbers
 import os
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from mlx.errors import ConfigError, MlxError, suggest
+from mlx.validation import (as_bool, as_float, as_int, as_list, as_ratio, as_str, check_keys,
+                            read_yaml, shown, type_name)
 
 __all__ = ["Config", "MethodSpec", "load_config", "parse_config"]
 
-TOP_KEYS = ("name", "seed", "dataset", "preprocess", "methods", "sweep", "metrics",
-            "evaluation", "selection", "runner", "output", "description")
+TOP_KEYS = ("name", "seed", "dataset", "split", "target", "preprocess", "methods", "sweep",
+            "metrics", "evaluation", "selection", "runner", "output", "description")
 METHOD_KEYS = ("name", "label", "params", "grid", "select", "preprocess", "threshold")
-SWEEP_KEYS = ("rank_ratio", "observed_ratio", "repetitions")
+SWEEP_KEYS = ("rank_ratio", "rank", "observed_ratio", "labelled_ratio", "repetitions")
+SPLIT_KEYS = ("test_fraction", "stratify", "repetitions")
 EVAL_KEYS = ("auc_degenerate", "batch_size", "splits")
-SELECTION_KEYS = ("metric", "validation_fraction")
+SELECTION_KEYS = ("metric", "validation_fraction", "cv", "stratify")
 RUNNER_KEYS = ("jobs",)
-DEFAULT_METRICS = ["p@1", "p@3", "p@5", "hamming", "auc"]
+TARGET_SCALINGS = ("none", "minmax")
+RESERVED_PARAMS = ("rank", "random_state", "task")   # set by the runner, never in a config
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,23 @@ class MethodSpec:
 
 
 @dataclass(frozen=True)
+class SplitSpec:
+    """A random train/test split protocol (``split:`` in a config).
+
+    ``repetitions`` random splits (one per repetition of the sweep), each with
+    ``test_fraction`` of the rows in the test part, stratified by class (multi-class) or
+    level (ordinal) when ``stratify``.
+    """
+
+    test_fraction: float
+    stratify: bool
+
+    def key(self) -> str:
+        return json.dumps({"test_fraction": self.test_fraction, "stratify": self.stratify},
+                          sort_keys=True, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
 class Config:
     name: str
     seed: int
@@ -74,13 +92,25 @@ class Config:
     output: str
     source: str | None
     raw: dict = field(repr=False, default_factory=dict)
+    task: str = "multilabel"
+    split: SplitSpec | None = None
+    target: str = "none"
+    rank: tuple | None = None             # absolute ranks (sweep.rank); else rank_ratio
+    labelled_ratio: tuple = (1.0,)
+    cv: int | None = None                 # k-fold selection instead of one hold-out split
+    selection_stratify: bool = False
 
     def resolved(self) -> dict:
         """The config after defaults, as plain data (written with the results)."""
-        return {
+        out = {
             "name": self.name,
             "seed": self.seed,
             "dataset": self.dataset_node,
+            "task": self.task,
+            "split": None if self.split is None else {
+                "test_fraction": self.split.test_fraction, "stratify": self.split.stratify,
+                "repetitions": self.repetitions},
+            "target": self.target,
             "preprocess": self.preprocess,
             "methods": [
                 {"name": m.name, "label": m.label, "params": m.params, "grid": m.grid,
@@ -88,101 +118,23 @@ class Config:
                 for m in self.methods
             ],
             "sweep": {"rank_ratio": list(self.rank_ratio),
+                      "rank": None if self.rank is None else list(self.rank),
                       "observed_ratio": list(self.observed_ratio),
+                      "labelled_ratio": list(self.labelled_ratio),
                       "repetitions": self.repetitions},
             "metrics": list(self.metrics),
             "evaluation": {"auc_degenerate": self.auc_degenerate, "batch_size": self.batch_size,
                            "splits": list(self.eval_splits)},
             "selection": {"metric": self.selection_metric,
-                          "validation_fraction": self.validation_fraction},
+                          "validation_fraction": self.validation_fraction, "cv": self.cv,
+                          "stratify": self.selection_stratify},
             "runner": {"jobs": self.jobs},
             "output": self.output,
         }
-
-
-# ----------------------------------------------------------------------------- helpers
-def _type_name(value) -> str:
-    return type(value).__name__ if value is not None else "null"
-
-
-def _check_keys(node, valid, path: str, source) -> None:
-    if not isinstance(node, dict):
-        where = path or "top level"
-        raise ConfigError(source, path or None,
-                          f"must be a mapping, got {_type_name(node)}" if path else
-                          f"{where} must be a mapping, got {_type_name(node)}")
-    for key in node:
-        if key not in valid:
-            full = f"{path}.{key}" if path else str(key)
-            hint = suggest(str(key), valid)
-            msg = f"unknown key {full!r}."
-            if hint:
-                msg += f" Did you mean {(path + '.' + hint) if path else hint!r}?"
-            under = f"under {path!r}" if path else "at the top level"
-            msg += f" Valid keys {under}: {', '.join(sorted(valid))}"
-            raise ConfigError(source, None, msg)
-
-
-def _int(value, path, source, *, minimum=None) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ConfigError(source, path, f"must be an int. Got {value!r} instead.")
-    if minimum is not None and value < minimum:
-        raise ConfigError(source, path, f"must be an int >= {minimum}. Got {value!r} instead.")
-    return int(value)
-
-
-def _ratio(value, path, source, *, low_open=True) -> float:
-    ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
-    if ok:
-        value = float(value)
-        ok = (0.0 < value <= 1.0) if low_open else (0.0 <= value <= 1.0)
-    if not ok:
-        rng = "(0, 1]" if low_open else "[0, 1]"
-        raise ConfigError(source, path, f"must be a float in the range {rng}. Got {value!r} instead.")
-    return value
-
-
-def _list(value, path, source) -> list:
-    if isinstance(value, (list, tuple)):
-        if not value:
-            raise ConfigError(source, path, "must be a non-empty list")
-        return list(value)
-    return [value]
-
-
-def _str(value, path, source) -> str:
-    if not isinstance(value, str) or not value:
-        raise ConfigError(source, path, f"must be a non-empty string. Got {value!r} instead.")
-    return value
+        return out
 
 
 # ----------------------------------------------------------------------------- loading
-def read_yaml(path: str | os.PathLike, *, empty_hint: str):
-    """Parse a YAML file; every problem is a one-line ConfigError naming the file.
-
-    ``empty_hint`` completes the message for an empty file ("a config needs ...").
-    """
-    source = str(path)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except FileNotFoundError:
-        raise ConfigError(source, None, "file not found") from None
-    except OSError as exc:
-        raise ConfigError(source, None, f"cannot read: {exc.strerror}") from None
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ConfigError(source, None, f"invalid YAML{where}: {exc.problem}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(source, None, f"invalid YAML: {exc}") from None
-    if raw is None:
-        raise ConfigError(source, None, f"the file is empty; {empty_hint}")
-    return raw
-
-
 def load_config(path: str | os.PathLike) -> Config:
     """Read and validate a YAML experiment config."""
     raw = read_yaml(path, empty_hint="a config needs at least 'name', 'dataset' and 'methods'")
@@ -192,77 +144,148 @@ def load_config(path: str | os.PathLike) -> Config:
 def parse_config(raw: dict, *, source: str | None = None) -> Config:
     """Validate a config mapping (already parsed from YAML)."""
     from mlx.data.catalog import resolve_dataset
+    from mlx.methods import METHODS
     from mlx.metrics import parse_metric
     from mlx.preprocess import parse_steps
+    from mlx.tasks import get_task
 
     raw = copy.deepcopy(raw)
-    _check_keys(raw, TOP_KEYS, "", source)
+    check_keys(raw, TOP_KEYS, "", source)
     for required in ("name", "dataset", "methods"):
         if required not in raw:
             raise ConfigError(source, None, f"missing required key {required!r}")
-    name = _str(raw["name"], "name", source)
+    name = as_str(raw["name"], "name", source)
     if any(c in name for c in "/\\") or name.startswith("."):
         raise ConfigError(source, "name", f"must be a plain name (no '/' or leading '.'). "
-                                          f"Got {name!r} instead.")
-    seed = _int(raw.get("seed", 0), "seed", source, minimum=0)
+                                          f"Got {shown(name)} instead.")
+    seed = as_int(raw.get("seed", 0), "seed", source, minimum=0)
 
     dataset_node = raw["dataset"]
     dataset = resolve_dataset(dataset_node, source=source, key_path="dataset")
+    task = get_task(dataset.task, source=source, key_path="dataset")
 
     preprocess_node = raw.get("preprocess", []) or []
     parse_steps(preprocess_node, source=source, key_path="preprocess")
 
+    # target scaling (regression only)
+    target = raw.get("target", "none")
+    target = "none" if target is None else target
+    if target not in TARGET_SCALINGS:
+        raise ConfigError(source, "target", f"must be one of {', '.join(TARGET_SCALINGS)}. "
+                                            f"Got {shown(target)} instead.")
+    if target != "none" and task.name != "regression":
+        raise ConfigError(source, "target", f"scales regression targets; the dataset "
+                                            f"'{dataset.name}' is {task.phrase}")
+
     # metrics
-    metrics_node = raw.get("metrics", DEFAULT_METRICS)
+    metrics_node = raw.get("metrics", task.default_metrics())
     metrics = []
-    for i, m in enumerate(_list(metrics_node, "metrics", source)):
+    for i, m in enumerate(as_list(metrics_node, "metrics", source)):
         path = f"metrics[{i}]"
-        _str(m, path, source)
-        metrics.append(_wrap(lambda: parse_metric(m), source, path).name)
+        as_str(m, path, source)
+        name_ = _wrap(lambda: parse_metric(m), source, path).name
+        task.check_metric(name_, source=source, key_path=path)
+        metrics.append(name_)
     if len(set(metrics)) != len(metrics):
         raise ConfigError(source, "metrics", "lists a metric twice")
 
     # evaluation
     ev = raw.get("evaluation", {}) or {}
-    _check_keys(ev, EVAL_KEYS, "evaluation", source)
+    check_keys(ev, EVAL_KEYS, "evaluation", source)
     auc_degenerate = ev.get("auc_degenerate", "skip")
     if auc_degenerate not in ("skip", "zero"):
         raise ConfigError(source, "evaluation.auc_degenerate",
-                          f"must be 'skip' or 'zero'. Got {auc_degenerate!r} instead.")
+                          f"must be 'skip' or 'zero'. Got {shown(auc_degenerate)} instead.")
     batch_size = ev.get("batch_size")
     if batch_size is not None:
-        batch_size = _int(batch_size, "evaluation.batch_size", source, minimum=1)
-    splits = tuple(_list(ev.get("splits", ["test"]), "evaluation.splits", source))
-    for i, s in enumerate(splits):
-        if s not in ("test", "train"):
+        batch_size = as_int(batch_size, "evaluation.batch_size", source, minimum=1)
+    splits = tuple(as_list(ev.get("splits", ["test"]), "evaluation.splits", source))
+    for i, s_ in enumerate(splits):
+        if s_ not in ("test", "train"):
             raise ConfigError(source, f"evaluation.splits[{i}]",
-                              f"must be 'test' or 'train'. Got {s!r} instead.")
+                              f"must be 'test' or 'train'. Got {shown(s_)} instead.")
 
     # selection
     sel = raw.get("selection", {}) or {}
-    _check_keys(sel, SELECTION_KEYS, "selection", source)
-    selection_metric = _str(sel.get("metric", metrics[0]), "selection.metric", source)
+    check_keys(sel, SELECTION_KEYS, "selection", source)
+    selection_metric = as_str(sel.get("metric", metrics[0]), "selection.metric", source)
     selection_metric = _wrap(lambda: parse_metric(selection_metric), source,
                              "selection.metric").name
-    validation_fraction = _ratio(sel.get("validation_fraction", 0.2),
-                                 "selection.validation_fraction", source)
-    if validation_fraction >= 1.0:
-        raise ConfigError(source, "selection.validation_fraction",
-                          f"must be a float in the range (0, 1). Got {validation_fraction!r} instead.")
+    task.check_metric(selection_metric, source=source, key_path="selection.metric")
+    # A validation part larger than the part the candidates are fitted on would choose
+    # parameters for a different amount of data than the final fit sees.
+    validation_fraction = as_float(sel.get("validation_fraction", 0.2),
+                                   "selection.validation_fraction", source, low=0.0, high=0.5,
+                                   low_open=True)
+    cv = sel.get("cv")
+    if cv is not None:
+        cv = as_int(cv, "selection.cv", source, minimum=2)
+        if "validation_fraction" in sel:
+            raise ConfigError(source, "selection.cv",
+                              "is an alternative to selection.validation_fraction; give one")
+    selection_stratify = as_bool(sel.get("stratify", task.stratified), "selection.stratify",
+                               source)
+    if selection_stratify and not task.stratified:
+        raise ConfigError(source, "selection.stratify",
+                          f"stratification needs classes or levels; {task.phrase} has "
+                          f"neither")
 
     # sweep
     sw = raw.get("sweep", {}) or {}
-    _check_keys(sw, SWEEP_KEYS, "sweep", source)
-    rank_ratio = tuple(_ratio(v, f"sweep.rank_ratio[{i}]", source)
-                       for i, v in enumerate(_list(sw.get("rank_ratio", [0.2]),
+    check_keys(sw, SWEEP_KEYS, "sweep", source)
+    rank_ratio = tuple(as_ratio(v, f"sweep.rank_ratio[{i}]", source)
+                       for i, v in enumerate(as_list(sw.get("rank_ratio", [0.2]),
                                                    "sweep.rank_ratio", source)))
-    observed_ratio = tuple(_ratio(v, f"sweep.observed_ratio[{i}]", source)
-                           for i, v in enumerate(_list(sw.get("observed_ratio", [1.0]),
+    rank = None
+    if sw.get("rank") is not None:
+        if "rank_ratio" in sw:
+            raise ConfigError(source, "sweep.rank", "is an alternative to sweep.rank_ratio "
+                                                    "(absolute ranks vs k/L); give one")
+        rank = tuple(as_int(v, f"sweep.rank[{i}]", source, minimum=1)
+                     for i, v in enumerate(as_list(sw["rank"], "sweep.rank", source)))
+    observed_ratio = tuple(as_ratio(v, f"sweep.observed_ratio[{i}]", source)
+                           for i, v in enumerate(as_list(sw.get("observed_ratio", [1.0]),
                                                        "sweep.observed_ratio", source)))
-    for axis, values in (("rank_ratio", rank_ratio), ("observed_ratio", observed_ratio)):
+    if any(r < 1.0 for r in observed_ratio) and not task.entry_masks:
+        raise ConfigError(source, "sweep.observed_ratio",
+                          f"masks label entries of multi-label data; the dataset "
+                          f"'{dataset.name}' is {task.phrase} (use sweep.labelled_ratio "
+                          f"for labelled rows)")
+    labelled_ratio = tuple(as_ratio(v, f"sweep.labelled_ratio[{i}]", source)
+                           for i, v in enumerate(as_list(sw.get("labelled_ratio", [1.0]),
+                                                       "sweep.labelled_ratio", source)))
+    for axis, values in (("rank_ratio", rank_ratio), ("rank", rank or ()),
+                         ("observed_ratio", observed_ratio), ("labelled_ratio", labelled_ratio)):
         if len(set(values)) != len(values):
             raise ConfigError(source, f"sweep.{axis}", "lists a value twice")
-    repetitions = _int(sw.get("repetitions", 1), "sweep.repetitions", source, minimum=1)
+    repetitions = as_int(sw.get("repetitions", 1), "sweep.repetitions", source, minimum=1)
+
+    # split protocol
+    split = None
+    split_node = raw.get("split")
+    if split_node is not None:
+        check_keys(split_node, SPLIT_KEYS, "split", source)
+        fraction = as_ratio(split_node.get("test_fraction", 0.3), "split.test_fraction", source)
+        if fraction >= 1.0:
+            raise ConfigError(source, "split.test_fraction",
+                              f"must be a float in the range (0, 1). Got {shown(fraction)} instead.")
+        stratify = as_bool(split_node.get("stratify", task.stratified), "split.stratify", source)
+        if stratify and not task.stratified:
+            raise ConfigError(source, "split.stratify",
+                              f"stratification needs classes or levels; {task.phrase} "
+                              f"has neither")
+        if "repetitions" in split_node:
+            reps = as_int(split_node["repetitions"], "split.repetitions", source, minimum=1)
+            if "repetitions" in sw and reps != repetitions:
+                raise ConfigError(source, "split.repetitions",
+                                  f"is {reps} but sweep.repetitions is {repetitions}; each "
+                                  f"repetition draws one split, give the number once")
+            repetitions = reps
+        split = SplitSpec(test_fraction=fraction, stratify=stratify)
+    elif not dataset.has_split:
+        raise ConfigError(source, "dataset",
+                          f"'{dataset.name}' has no official train/test split; add a random "
+                          f"split protocol, e.g. split: {{test_fraction: 0.3, repetitions: 5}}")
 
     # methods
     methods_node = raw["methods"]
@@ -271,15 +294,22 @@ def parse_config(raw: dict, *, source: str | None = None) -> Config:
                                              "e.g. [{name: br, params: {loss: logistic}}]")
     specs = [_parse_method(node, i, source) for i, node in enumerate(methods_node)]
     specs = _assign_labels(specs, source)
+    for spec in specs:
+        cls = METHODS.get(spec.name)
+        if task.name not in cls.tasks:
+            raise ConfigError(source, f"methods[{spec.index}].name",
+                              f"method {spec.name!r} does not handle {task.name} tasks (it "
+                              f"handles: {', '.join(cls.tasks)}); the dataset "
+                              f"'{dataset.name}' is {task.phrase}")
 
     # runner / output
     rn = raw.get("runner", {}) or {}
-    _check_keys(rn, RUNNER_KEYS, "runner", source)
+    check_keys(rn, RUNNER_KEYS, "runner", source)
     jobs = rn.get("jobs")
     if jobs is not None:
-        jobs = _int(jobs, "runner.jobs", source, minimum=1)
+        jobs = as_int(jobs, "runner.jobs", source, minimum=1)
     output = raw.get("output", os.path.join("results", name))
-    _str(output, "output", source)
+    as_str(output, "output", source)
 
     return Config(
         name=name, seed=seed, dataset=dataset, dataset_node=dataset_node,
@@ -287,7 +317,9 @@ def parse_config(raw: dict, *, source: str | None = None) -> Config:
         observed_ratio=observed_ratio, repetitions=repetitions, metrics=tuple(metrics),
         auc_degenerate=auc_degenerate, batch_size=batch_size, eval_splits=splits,
         selection_metric=selection_metric, validation_fraction=validation_fraction,
-        jobs=jobs, output=output, source=source, raw=raw,
+        jobs=jobs, output=output, source=source, raw=raw, task=task.name, split=split,
+        target=target, rank=rank, labelled_ratio=labelled_ratio, cv=cv,
+        selection_stratify=selection_stratify,
     )
 
 
@@ -329,19 +361,19 @@ def _parse_method(node, i: int, source) -> MethodSpec:
     path = f"methods[{i}]"
     if isinstance(node, str):
         node = {"name": node}
-    _check_keys(node, METHOD_KEYS, path, source)
+    check_keys(node, METHOD_KEYS, path, source)
     if "name" not in node:
         raise ConfigError(source, path, "missing required key 'name'")
     name = node["name"]
     cls = METHODS.get(name, source=source, key_path=f"{path}.name")
     params = node.get("params", {}) or {}
     if not isinstance(params, dict):
-        raise ConfigError(source, f"{path}.params", f"must be a mapping, got {_type_name(params)}")
-    for reserved in ("rank", "random_state"):
+        raise ConfigError(source, f"{path}.params", f"must be a mapping, got {type_name(params)}")
+    for reserved in RESERVED_PARAMS:
         if reserved in params and (reserved != "rank" or cls.uses_rank):
             raise ConfigError(source, f"{path}.params.{reserved}",
-                              f"is set by the runner (rank from sweep.rank_ratio, random_state "
-                              f"from seed); remove it")
+                              "is set by the runner (rank from sweep.rank_ratio or sweep.rank, "
+                              "random_state from seed, task from the dataset); remove it")
     base = dict(params)
     if cls.uses_rank:
         base.setdefault("rank", 1)
@@ -352,10 +384,10 @@ def _parse_method(node, i: int, source) -> MethodSpec:
         sec = node.get(section, {}) or {}
         if not isinstance(sec, dict):
             raise ConfigError(source, f"{path}.{section}",
-                              f"must be a mapping of parameter -> list of values, got {_type_name(sec)}")
+                              f"must be a mapping of parameter -> list of values, got {type_name(sec)}")
         out = {}
         for key, values in sec.items():
-            values = _list(values, f"{path}.{section}.{key}", source)
+            values = as_list(values, f"{path}.{section}.{key}", source)
             if section == "select" and key == "preprocess":
                 for j, v in enumerate(values):
                     parse_steps(v or [], source=source, key_path=f"{path}.select.preprocess[{j}]")
@@ -386,13 +418,10 @@ def _parse_method(node, i: int, source) -> MethodSpec:
                               f"is also in {path}.select; give it in one place")
     threshold = node.get("threshold")
     if threshold is not None:
-        if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
-            raise ConfigError(source, f"{path}.threshold",
-                              f"must be a float. Got {threshold!r} instead.")
-        threshold = float(threshold)
+        threshold = as_float(threshold, f"{path}.threshold", source)
     label = node.get("label")
     if label is not None:
-        _str(label, f"{path}.label", source)
+        as_str(label, f"{path}.label", source)
     return MethodSpec(name=name, label=label or "", params=params, grid=axes["grid"],
                       select=axes["select"], preprocess=mprep, threshold=threshold, index=i)
 

@@ -18,6 +18,8 @@ __all__ = [
     "DataNotFoundError",
     "DivergenceError",
     "NotFittedError",
+    "OutputError",
+    "Interrupted",
     "suggest",
 ]
 
@@ -97,3 +99,29 @@ class DivergenceError(MlxError):
 
 class NotFittedError(MlxError, AttributeError):
     """A method was used before ``fit``."""
+
+
+class OutputError(MlxError):
+    """The output directory cannot be written, or another run holds it."""
+
+    exit_code = 2
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM arrived during a run.
+
+    A :class:`KeyboardInterrupt` (not an :class:`MlxError`), so that no cell records it as its
+    own failure; the command line prints its message and exits with ``128 + signal``.
+    """
+
+    def __init__(self, signum: int, message: str = ""):
+        import signal
+
+        self.signum = signum
+        self.exit_code = 128 + int(signum)
+        self.message = message or f"interrupted by {signal.Signals(signum).name}"
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        return self.message
+

@@ -26,8 +26,6 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = [
-    "seed_for",
-    "rng_for",
     "MaskSampler",
     "observed_mask",
     "observed_or_none",
@@ -37,26 +35,6 @@ __all__ = [
 _ROUNDS = 6
 _CHUNK = 1 << 21
 _M64 = (1 << 64) - 1
-
-
-def seed_for(base_seed, *parts) -> int:
-    """A 32-bit seed derived from names, not from the order of draws.
-
-    ``int(sha256("|".join(map(str, (base_seed, *parts))))) mod 2**32``.
-
-    Examples
-    --------
-    >>> seed_for(0, "mask", "bibtex", 3) == seed_for(0, "mask", "bibtex", 3)
-    True
-    """
-    text = "|".join(str(p) for p in (base_seed, *parts))
-    digest = hashlib.sha256(text.encode("utf-8")).digest()
-    return int.from_bytes(digest, "big") % (1 << 32)
-
-
-def rng_for(base_seed, *parts) -> np.random.Generator:
-    """``np.random.default_rng(seed_for(base_seed, *parts))``."""
-    return np.random.default_rng(seed_for(base_seed, *parts))
 
 
 def _check_shape(shape, fname: str) -> tuple[int, int]:

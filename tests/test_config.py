@@ -48,7 +48,8 @@ def test_unknown_top_key_suggests(tmp_path):
 def test_unknown_sweep_key_suggests(tmp_path):
     msg = error_of(tmp_path, BASE + "sweep: {rank_ratios: [0.2]}\n")
     assert msg == ("C: unknown key 'sweep.rank_ratios'. Did you mean 'sweep.rank_ratio'? "
-                   "Valid keys under 'sweep': observed_ratio, rank_ratio, repetitions")
+                   "Valid keys under 'sweep': labelled_ratio, observed_ratio, rank, rank_ratio, "
+                   "repetitions")
 
 
 def test_ratio_out_of_range(tmp_path):

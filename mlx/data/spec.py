@@ -16,6 +16,7 @@ from pathlib import Path
 from mlx.data.cache import PARSER_VERSION
 from mlx.data.registry import get_entry
 from mlx.errors import ConfigError, suggest
+from mlx.validation import as_bool, as_float, as_int, as_str, check_keys, shown
 
 __all__ = ["FORMATS", "FORMAT_TASKS", "FORMAT_OPTIONS", "DatasetSpec", "resolve_dataset"]
 
@@ -135,38 +136,22 @@ _FLOAT_RANGE = {"density": (0.0, 1.0, True, False), "positive_fraction": (0.0, 1
 
 
 def _unknown_keys(node: dict, valid, path: str, source) -> None:
-    for key in node:
-        if key not in valid:
-            hint = suggest(str(key), valid)
-            msg = f"unknown key '{path}.{key}'."
-            if hint:
-                msg += f" Did you mean '{path}.{hint}'?"
-            msg += f" Valid keys under '{path}': {', '.join(sorted(valid))}"
-            raise ConfigError(source, None, msg)
+    check_keys(node, valid, path, source)
 
 
 def _check_int(value, path, source, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ConfigError(source, path, f"must be an int >= {minimum}. Got {value!r} instead.")
-    return int(value)
+    return as_int(value, path, source, minimum=minimum)
 
 
 def _check_float(value, path, source, low, high, low_open, high_open) -> float:
-    ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
-    if ok:
-        v = float(value)
-        ok = (v > low if low_open else v >= low) and (v < high if high_open else v <= high)
-    if not ok:
-        rng = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
-        raise ConfigError(source, path, f"must be a float in the range {rng}. "
-                                        f"Got {value!r} instead.")
-    return float(value)
+    return as_float(value, path, source, low=low, high=None if high == float("inf") else high,
+                    low_open=low_open, high_open=high_open)
 
 
 def _check_str(value, path, source) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ConfigError(source, path, f"must be a non-empty string. Got {value!r} instead.")
-    return value
+    if isinstance(value, str) and not value.strip():
+        value = ""
+    return as_str(value, path, source)
 
 
 _SEP_NOT = "\"'\r\n.+-"
@@ -177,13 +162,7 @@ def _check_sep(value, path, source) -> str:
             and value not in _SEP_NOT):
         raise ConfigError(source, path, "must be one separator character such as ',', ';', "
                                         "'\\t' or ' ' (any run of blanks), not a letter, digit, "
-                                        f"'.', '+', '-' or quote. Got {value!r} instead.")
-    return value
-
-
-def _check_bool(value, path, source) -> bool:
-    if not isinstance(value, bool):
-        raise ConfigError(source, path, f"must be true or false. Got {value!r} instead.")
+                                        f"'.', '+', '-' or quote. Got {shown(value)} instead.")
     return value
 
 
@@ -191,7 +170,7 @@ def _check_missing(value, path, source) -> str:
     if value not in ("error", "nan"):
         raise ConfigError(source, path, "must be 'error' (a missing value is an error) or 'nan' "
                                         "(a missing feature value is read as NaN; add the "
-                                        f"impute_mean preprocessing step). Got {value!r} instead.")
+                                        f"impute_mean preprocessing step). Got {shown(value)} instead.")
     return value
 
 
@@ -201,14 +180,14 @@ def _check_target(value, path, source):
     if isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1:
         return int(value)
     raise ConfigError(source, path, "must be a column name from the header or a column number "
-                                    f"(1-based). Got {value!r} instead.")
+                                    f"(1-based). Got {shown(value)} instead.")
 
 
 _OPTION_CHECKS = {
     "n_targets": lambda v, path, source: _check_int(v, path, source, 1),
     "missing": _check_missing,
     "sep": _check_sep,
-    "header": _check_bool,
+    "header": as_bool,
     "target": _check_target,
 }
 
@@ -221,7 +200,7 @@ def _check_task(value, fmt: str, path, source) -> str:
         else:
             msg = (f"must be {', '.join(repr(t) for t in tasks[:-1])} or {tasks[-1]!r} for "
                    f"format {fmt!r}.")
-        raise ConfigError(source, path, f"{msg} Got {value!r} instead.")
+        raise ConfigError(source, path, f"{msg} Got {shown(value)} instead.")
     return value
 
 

@@ -8,20 +8,23 @@ cell's status (``skipped``, ``diverged`` or ``error``) and the sweep goes on.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import logging
 import os
+import signal
+import threading
 import time
 import traceback
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from multiprocessing import get_context
 
 import numpy as np
 
-from mlx.errors import DivergenceError, MlxError
+from mlx.errors import DivergenceError, Interrupted, MlxError
 
-__all__ = ["run_cell", "run_cells", "BLAS_ENV_VARS"]
+__all__ = ["run_cell", "run_cells", "stop_on_signals", "BLAS_ENV_VARS"]
 
 log = logging.getLogger(__name__)
 
@@ -192,6 +195,7 @@ def _run_cell(cell) -> dict:
               "predict_seconds": None, "peak_rss_mb": None, "converged": None, "n_iter": None,
               "results": {}}
     _reset_peak_rss()
+    started = time.perf_counter()
     try:
         data = cell_data(cell)
         record["split_fingerprint"] = data.split_fingerprint
@@ -245,6 +249,7 @@ def _run_cell(cell) -> dict:
                       traceback=traceback.format_exc())
     finally:
         record["peak_rss_mb"] = _peak_rss_mb()
+        record["cell_seconds"] = time.perf_counter() - started
     return record
 
 
@@ -262,17 +267,63 @@ def _jsonable(v):
 
 # ----------------------------------------------------------------------------- pools
 def _init_worker(threads: int) -> None:
-    # Spawned workers inherit the pinned environment before numpy loads; this also
-    # quietens per-worker logging to warnings.
+    # Spawned workers inherit the pinned environment before numpy loads. They ignore SIGINT:
+    # Ctrl-C reaches the whole process group, and the parent alone decides to stop (it then
+    # terminates the workers), so no worker prints a traceback of its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     for var in BLAS_ENV_VARS:
         os.environ[var] = str(threads)
+
+
+@contextlib.contextmanager
+def stop_on_signals():
+    """Turn SIGINT and SIGTERM into :class:`~mlx.errors.Interrupted` in the main thread.
+
+    Without this, SIGTERM would end the parent at once and leave its worker processes (and
+    multiprocessing's resource tracker) running; as an exception it unwinds through
+    :func:`run_cells`, which cancels what has not started and terminates the workers.
+    Outside the main thread (where signals cannot be handled) it does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise Interrupted(signum)
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _terminate(pool: ProcessPoolExecutor) -> None:
+    """Cancel queued cells and stop the workers now (cells in progress are abandoned)."""
+    # The executor has no public way to stop running tasks: take its processes first, then
+    # cancel the queue and end them. A worker that ignores SIGTERM gets SIGKILL after 1 s.
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in processes:
+        if proc.is_alive():
+            proc.terminate()
+    deadline = time.monotonic() + 1.0
+    for proc in processes:
+        proc.join(max(0.0, deadline - time.monotonic()))
+        if proc.is_alive():
+            proc.kill()
+            proc.join(1.0)
 
 
 def run_cells(cells, *, jobs: int, on_done, blas_threads: int | None = None) -> None:
     """Run ``cells``; call ``on_done(cell, record)`` in the parent as each finishes.
 
-    With ``jobs == 1`` cells run in this process. Otherwise a pool of ``jobs``
-    spawned workers, each with BLAS pinned to ``blas_threads`` (default 1).
+    With ``jobs == 1`` cells run in this process. Otherwise a pool of ``jobs`` spawned
+    workers, each with BLAS pinned to ``blas_threads`` (default 1), is fed at most
+    ``2 * jobs`` cells at a time, so an interruption (any exception here, e.g.
+    :class:`~mlx.errors.Interrupted`) has little to cancel: queued cells are cancelled, the
+    workers terminated, and every cell already passed to ``on_done`` stays done.
     """
     if jobs <= 1 or len(cells) <= 1:
         for cell in cells:
@@ -282,12 +333,31 @@ def run_cells(cells, *, jobs: int, on_done, blas_threads: int | None = None) -> 
     saved = {v: os.environ.get(v) for v in BLAS_ENV_VARS}
     for var in BLAS_ENV_VARS:
         os.environ[var] = str(threads)
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"),
+                               initializer=_init_worker, initargs=(threads,))
     try:
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"),
-                                 initializer=_init_worker, initargs=(threads,)) as pool:
-            futures = {pool.submit(run_cell, cell): cell for cell in cells}
-            for fut in as_completed(futures):
-                on_done(futures[fut], fut.result())
+        queue = iter(cells)
+        pending = {}
+
+        def fill():
+            while len(pending) < 2 * jobs:
+                cell = next(queue, None)
+                if cell is None:
+                    return
+                pending[pool.submit(run_cell, cell)] = cell
+
+        fill()
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                cell = pending.pop(fut)
+                on_done(cell, fut.result())
+            fill()
+    except BaseException:
+        _terminate(pool)
+        raise
+    else:
+        pool.shutdown(wait=True)
     finally:
         for var, val in saved.items():
             if val is None:

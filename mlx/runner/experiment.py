@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,9 +14,11 @@ import yaml
 from tqdm import tqdm
 
 from mlx.config import Config
-from mlx.errors import ConfigError
-from mlx.runner.execute import run_cells
-from mlx.runner.results import (CellStore, atomic_write, records_to_frame, render_tables,
+from mlx.errors import ConfigError, Interrupted
+from mlx.io import atomic_write_text
+from mlx.runner.cells import run_cells, stop_on_signals
+from mlx.runner.output import OutputLock, probe_output, remove_created
+from mlx.runner.results import (CellStore, records_to_frame, render_tables,
                                 system_info, write_manifest, write_results)
 from mlx.runner.sweep import canonical_json, expand
 
@@ -48,8 +51,16 @@ def _echo(msg: str, quiet: bool) -> None:
 
 def run_experiment(config: Config, *, jobs: int | None = None, force: bool = False,
                    output: str | None = None, only: str | None = None,
-                   quiet: bool = False, progress: bool = True) -> RunSummary:
-    """Run every cell of ``config`` not already finished under its output directory."""
+                   quiet: bool = False, progress: bool = True,
+                   wait: bool = False) -> RunSummary:
+    """Run every cell of ``config`` not already finished under its output directory.
+
+    The output directory is checked writable and locked (``wait``: until another run on it
+    ends) before any data are loaded. SIGINT and SIGTERM stop the run within about a second:
+    queued cells are cancelled, workers terminated, finished cells kept in the cell cache,
+    and :class:`~mlx.errors.Interrupted` is raised with how many cells are kept. A run that
+    fails before finishing any cell leaves no output directory behind.
+    """
     out = Path(output or config.output)
     all_cells = expand(config)
     cells = all_cells
@@ -59,6 +70,24 @@ def run_experiment(config: Config, *, jobs: int | None = None, force: bool = Fal
             labels = sorted({c.label for c in all_cells} | {c.method for c in all_cells})
             raise ConfigError(config.source, None, f"--only {only!r} matches no method name or "
                                                    f"label; valid: {', '.join(labels)}")
+    created = probe_output(out)
+    kept = {"n": 0}
+    try:
+        with OutputLock(out, wait=wait), stop_on_signals():
+            return _run_locked(config, out, all_cells, cells, jobs=jobs, force=force,
+                               only=only, quiet=quiet, progress=progress, kept=kept)
+    except Interrupted as exc:
+        raise Interrupted(exc.signum, f"interrupted by {signal.Signals(exc.signum).name}: "
+                                      f"{kept['n']} cell(s) finished in this run are kept in "
+                                      f"{out}/cells; run the same command again to resume") \
+            from None
+    finally:
+        if not kept["n"]:
+            remove_created(created)
+
+
+def _run_locked(config, out: Path, all_cells, cells, *, jobs, force, only, quiet, progress,
+                kept) -> RunSummary:
     jobs = jobs or config.jobs or default_jobs()
     jobs = max(1, min(jobs, len(cells) or 1))
     store = CellStore(out)
@@ -83,11 +112,12 @@ def run_experiment(config: Config, *, jobs: int | None = None, force: bool = Fal
               f"running {len(todo)} (use --force to recompute)", quiet)
 
     if todo:
-        # Load (and cache) the data once up front: a missing or malformed file fails the run
-        # here with one clear error, before anything is written, and workers find it parsed.
-        from mlx.data.catalog import load_split
+        # Load (and cache) the data once up front and run every check `mlx validate` runs: a
+        # missing or malformed file, targets that do not fit the task or a protocol that
+        # cannot be drawn fail the run here with one clear error, before anything is written.
+        from mlx.runner.preflight import preflight
 
-        load_split(config.dataset)
+        preflight(config, todo)
 
     # Heavy cells first keeps the pool busy to the end (rank and label count grow cost).
     todo.sort(key=lambda c: (-(c.rank_ratio or 0.0), c.order))
@@ -100,6 +130,7 @@ def run_experiment(config: Config, *, jobs: int | None = None, force: bool = Fal
         records[cell.cell_id()] = record
         if record["status"] in CellStore.REUSABLE:
             store.put(record)
+            kept["n"] += 1
         status = record["status"]
         if status == "ok":
             line = f"{cell.describe()} done {record['fit_seconds']:.2f}s"
@@ -112,7 +143,7 @@ def run_experiment(config: Config, *, jobs: int | None = None, force: bool = Fal
         _echo(line, quiet)
         bar.update(1)
 
-    from mlx.runner.execute import BLAS_THREADS_PER_CELL
+    from mlx.runner.cells import BLAS_THREADS_PER_CELL
 
     blas = BLAS_THREADS_PER_CELL
     try:
@@ -125,7 +156,7 @@ def run_experiment(config: Config, *, jobs: int | None = None, force: bool = Fal
     done_cells = [c for c in all_cells if c.cell_id() in records]
     frame = records_to_frame(done_cells, records, run_id)
     write_results(frame, out)
-    atomic_write(out / "config.resolved.yaml",
+    atomic_write_text(out / "config.resolved.yaml",
                  yaml.safe_dump(config.resolved(), sort_keys=False, default_flow_style=None))
     info = system_info(jobs, blas)
     info.update(config_source=config.source, run_id=run_id, n_cells=len(cells),

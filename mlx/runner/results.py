@@ -20,38 +20,24 @@ import os
 import platform
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-__all__ = ["COLUMNS", "atomic_write", "CellStore", "records_to_frame", "write_manifest",
+from mlx.io import atomic_write_text
+
+__all__ = ["COLUMNS", "CellStore", "records_to_frame", "write_manifest",
            "render_tables", "read_results"]
 
-COLUMNS = ["run_id", "cell_id", "experiment", "dataset", "method", "label", "params",
-           "selected", "preprocess", "rank_ratio", "rank", "observed_ratio", "repetition", "seed",
-           "split", "metric", "candidate", "value", "n_eval", "status", "message", "converged",
-           "n_iter", "mask_fingerprint", "validation_fingerprint", "fit_seconds",
-           "predict_seconds", "peak_rss_mb"]
+COLUMNS = ["run_id", "cell_id", "experiment", "dataset", "task", "method", "label", "params",
+           "selected", "preprocess", "rank_ratio", "rank", "observed_ratio", "labelled_ratio",
+           "repetition", "seed", "split", "metric", "candidate", "value", "n_eval", "status",
+           "message", "converged", "n_iter", "split_fingerprint", "mask_fingerprint",
+           "validation_fingerprint", "fit_seconds", "predict_seconds", "cell_seconds",
+           "peak_rss_mb"]
 VALIDATION = "validation"   # the split name of the selection candidates' rows
-TIMING_COLUMNS = ("run_id", "fit_seconds", "predict_seconds", "peak_rss_mb")
-
-
-def atomic_write(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+TIMING_COLUMNS = ("run_id", "fit_seconds", "predict_seconds", "cell_seconds", "peak_rss_mb")
 
 
 class CellStore:
@@ -74,7 +60,7 @@ class CellStore:
         return rec if rec.get("status") in self.REUSABLE else None
 
     def put(self, record: dict) -> None:
-        atomic_write(self.path(record["cell_id"]), json.dumps(record, sort_keys=True, indent=1))
+        atomic_write_text(self.path(record["cell_id"]), json.dumps(record, sort_keys=True, indent=1))
 
 
 def records_to_frame(cells, records: dict, run_id: str) -> pd.DataFrame:
@@ -84,19 +70,24 @@ def records_to_frame(cells, records: dict, run_id: str) -> pd.DataFrame:
         rec = records[cell.cell_id()]
         base = {
             "run_id": run_id, "cell_id": cell.cell_id(), "experiment": cell.experiment,
-            "dataset": cell.dataset.name, "method": cell.method, "label": cell.label,
+            "dataset": cell.dataset.name, "task": cell.task, "method": cell.method,
+            "label": cell.label,
             "params": cell.params,
             "selected": json.dumps(rec["selected"], sort_keys=True) if rec.get("selected") else "",
             "preprocess": "[" + ",".join(cell.preprocess) + "]"
             if not (rec.get("selected") or {}).get("preprocess")
             else json.dumps(rec["selected"]["preprocess"], separators=(",", ":")),
-            "rank_ratio": cell.rank_ratio, "rank": rec.get("rank"),
-            "observed_ratio": cell.observed_ratio, "repetition": cell.repetition,
+            "rank_ratio": cell.rank_ratio,
+            "rank": rec.get("rank") if rec.get("rank") is not None else cell.rank,
+            "observed_ratio": cell.observed_ratio, "labelled_ratio": cell.labelled_ratio,
+            "repetition": cell.repetition,
             "seed": rec.get("seed"), "status": rec["status"], "message": rec.get("message", ""),
             "converged": _short(rec.get("converged")), "n_iter": _short(rec.get("n_iter")),
+            "split_fingerprint": rec.get("split_fingerprint") or "official",
             "mask_fingerprint": rec.get("mask_fingerprint"),
             "validation_fingerprint": rec.get("validation_fingerprint"),
             "fit_seconds": rec.get("fit_seconds"), "predict_seconds": rec.get("predict_seconds"),
+            "cell_seconds": rec.get("cell_seconds"),
             "peak_rss_mb": rec.get("peak_rss_mb"), "candidate": "",
         }
         results = rec.get("results") or {}
@@ -127,7 +118,7 @@ def _short(v):
 
 def write_results(frame: pd.DataFrame, output: str | os.PathLike) -> Path:
     path = Path(output) / "results.csv"
-    atomic_write(path, frame.to_csv(index=False, float_format="%.10g", lineterminator="\n"))
+    atomic_write_text(path, frame.to_csv(index=False, float_format="%.10g", lineterminator="\n"))
     return path
 
 
@@ -201,26 +192,107 @@ def system_info(jobs: int, blas_threads: int | str) -> dict:
 
 
 def write_manifest(output, info: dict) -> None:
-    atomic_write(Path(output) / "manifest.json", json.dumps(info, indent=2, sort_keys=True, default=str))
+    atomic_write_text(Path(output) / "manifest.json", json.dumps(info, indent=2, sort_keys=True, default=str))
 
 
 # ----------------------------------------------------------------------------- tables
+EDGE = "†"            # a selected value at the end of its candidate list
+WORSE_THAN_CONSTANT = "▽"
+
+
+def _as_dict(text) -> dict:
+    try:
+        out = json.loads(text) if isinstance(text, str) and text else {}
+    except ValueError:
+        return {}
+    return out if isinstance(out, dict) else {}
+
+
+def _fmt_value(v) -> str:
+    if isinstance(v, float):
+        return f"{v:g}"
+    if isinstance(v, list):
+        return "[" + ",".join(next(iter(x)) if isinstance(x, dict) else str(x) for x in v) + "]"
+    return str(v)
+
+
+def _selection(cells: pd.DataFrame, validation: pd.DataFrame) -> tuple[str, bool]:
+    """What ``select`` chose over the cells of one table row, and whether any choice lies at
+    the end of a numeric candidate list of three or more values (a sign that the list should
+    be widened; with two candidates every choice is an end)."""
+    chosen = [_as_dict(t) for t in cells["selected"]]
+    if not any(chosen):
+        return "", False
+    edge = False
+    for cell_id, sel in zip(cells["cell_id"], chosen):
+        cands = [_as_dict(c) for c in validation.loc[validation["cell_id"] == cell_id,
+                                                      "candidate"]]
+        for name, value in sel.items():
+            values = sorted({c[name] for c in cands if isinstance(c.get(name), (int, float))
+                             and not isinstance(c.get(name), bool)})
+            if len(values) >= 3 and value in (values[0], values[-1]):
+                edge = True
+    texts = [", ".join(f"{k}={_fmt_value(v)}" for k, v in sorted(sel.items())) for sel in chosen]
+    counts = pd.Series(texts).value_counts(sort=False)
+    if len(counts) == 1:
+        text = counts.index[0]
+    else:
+        text = "; ".join(f"{t} ×{n}" for t, n in counts.items())
+    return text + (f" {EDGE}" if edge else ""), edge
+
+
+def _convergence(cells: pd.DataFrame) -> str:
+    flags = [str(v).strip().lower() for v in cells["converged"]
+             if not (v is None or (isinstance(v, float) and np.isnan(v)))]
+    flags = [f for f in flags if f in ("true", "false")]
+    if not flags:
+        return ""
+    bad = sum(f == "false" for f in flags)
+    return "yes" if not bad else f"no ({bad}/{len(flags)})"
+
+
 def wide_table(frame: pd.DataFrame, *, split: str = "test") -> pd.DataFrame:
-    """Rows: (method label, parameters, k/L, observed ratio); columns: metrics.
+    """Rows: (method label, parameters, k/L or k, observed and labelled ratio); columns: metrics.
 
     Values are means over repetitions; with more than one repetition the standard
-    deviation follows as ``mean ± std``. A row without results shows its status.
+    deviation follows as ``mean ± std``. A row without results shows its status. Further
+    columns: what ``select`` chose (``†``: at the end of its candidate list), whether the
+    fits converged, the final fit's time and the cell's total time (selection included).
+    With a ``constant`` row in the table, a value worse than the constant baseline's on the
+    same metric (and observed/labelled ratio) is marked ``▽``.
     """
+    from mlx.metrics import parse_metric
+
     frame = frame.copy()
-    for col in ("rank_ratio", "observed_ratio"):
+    for col in ("rank_ratio", "rank", "observed_ratio", "labelled_ratio"):
+        if col not in frame:
+            frame[col] = 1.0 if col == "labelled_ratio" else None
         frame[col] = pd.to_numeric(frame[col], errors="coerce")
+    for col in ("selected", "candidate", "converged", "cell_seconds", "method"):
+        if col not in frame:
+            frame[col] = None
+    absolute = frame["rank_ratio"].isna()
+    frame["_rank"] = frame["rank"].where(absolute)          # k shown only for absolute ranks
     frame["_key"] = [
         "\x1f".join(str(v) for v in t)
-        for t in zip(frame["label"], frame["params"], frame["rank_ratio"], frame["observed_ratio"])]
+        for t in zip(frame["label"], frame["params"], frame["rank_ratio"], frame["_rank"],
+                     frame["observed_ratio"], frame["labelled_ratio"])]
     ok = frame[(frame["status"] == "ok") & (frame["split"] == split)]
+    validation = frame[frame["split"] == VALIDATION]
     metric_order = list(dict.fromkeys(ok["metric"]))
     show_params = frame.groupby("label")["params"].nunique().gt(1).any()
-    rows = []
+    baseline = {}
+    for metric in metric_order:
+        rows_c = ok[(ok["method"] == "constant") & (ok["metric"] == metric)]
+        for (obs, lab), vals in rows_c.groupby(["observed_ratio", "labelled_ratio"])["value"]:
+            baseline[(metric, obs, lab)] = float(vals.astype(float).mean())
+    higher = {}
+    for metric in metric_order:
+        try:
+            higher[metric] = parse_metric(metric).higher_is_better
+        except Exception:  # noqa: BLE001 - an unknown name in a foreign results.csv
+            higher[metric] = True
+    rows, worse_seen, edge_seen = [], False, False
     for key in dict.fromkeys(frame["_key"]):
         group = frame[frame["_key"] == key]
         sub = ok[ok["_key"] == key]
@@ -229,25 +301,44 @@ def wide_table(frame: pd.DataFrame, *, split: str = "test") -> pd.DataFrame:
         if show_params:
             row["params"] = _param_summary(first["params"])
         row["k/L"] = "" if pd.isna(first["rank_ratio"]) else f"{first['rank_ratio']:g}"
+        row["k"] = "" if pd.isna(first["_rank"]) else f"{int(first['_rank'])}"
         row["observed"] = f"{first['observed_ratio']:g}"
+        row["labelled"] = f"{first['labelled_ratio']:g}"
         reps = sub["repetition"].nunique()
         for metric in metric_order:
             vals = sub.loc[sub["metric"] == metric, "value"].astype(float)
             if len(vals) == 0:
                 statuses = sorted(set(group["status"]) - {"ok"}) or ["missing"]
                 row[metric] = "/".join(statuses)
-            elif reps > 1:
-                row[metric] = f"{vals.mean():.4f} ± {vals.std(ddof=1):.4f}"
-            else:
-                row[metric] = f"{vals.mean():.4f}"
-        fit = sub.drop_duplicates("cell_id")["fit_seconds"].astype(float)
+                continue
+            text = (f"{vals.mean():.4f} ± {vals.std(ddof=1):.4f}" if reps > 1
+                    else f"{vals.mean():.4f}")
+            base = baseline.get((metric, first["observed_ratio"], first["labelled_ratio"]))
+            if base is not None and first["method"] != "constant" and np.isfinite(vals.mean()):
+                if (vals.mean() < base) if higher[metric] else (vals.mean() > base):
+                    text += f" {WORSE_THAN_CONSTANT}"
+                    worse_seen = True
+            row[metric] = text
+        cells = group.drop_duplicates("cell_id")
+        row["selected"], edge = _selection(cells[cells["status"] == "ok"], validation)
+        edge_seen = edge_seen or edge
+        row["converged"] = _convergence(cells[cells["status"] == "ok"])
+        done = sub.drop_duplicates("cell_id")
+        fit = done["fit_seconds"].astype(float)
+        total = pd.to_numeric(done["cell_seconds"], errors="coerce")
         row["fit s"] = f"{fit.mean():.2f}" if len(fit) else ""
+        row["total s"] = f"{total.mean():.2f}" if len(total) and total.notna().any() else ""
         rows.append(row)
     table = pd.DataFrame(rows)
-    if len(table) and (table["k/L"] == "").all():
-        table = table.drop(columns="k/L")
-    if len(table) and (table["observed"] == "1").all():
-        table = table.drop(columns="observed")
+    for col, unused in (("k/L", ""), ("k", ""), ("observed", "1"), ("labelled", "1"),
+                        ("selected", ""), ("converged", ""), ("total s", "")):
+        if len(table) and col in table and (table[col] == unused).all():
+            table = table.drop(columns=col)
+    table.attrs["notes"] = [note for seen, note in (
+        (worse_seen, f"{WORSE_THAN_CONSTANT} worse than the constant baseline on this metric: "
+                     f"the method learned nothing useful for it with these settings"),
+        (edge_seen, f"{EDGE} a selected value is the smallest or largest of its candidates: "
+                    f"widen the candidate list")) if seen]
     return table
 
 
@@ -275,9 +366,10 @@ def render_tables(frame: pd.DataFrame, output, *, title: str = "") -> str:
     for split in splits or ["test"]:
         table = wide_table(frame, split=split)
         heading = f"## {title} ({split})" if title else f"## {split}"
-        parts.append(heading + "\n\n" + to_markdown(table))
+        notes = "".join(f"\n{n}\n" for n in table.attrs.get("notes", ()))
+        parts.append(heading + "\n\n" + to_markdown(table) + notes)
         if split == (splits or ["test"])[0]:
-            atomic_write(Path(output) / "table.csv", table.to_csv(index=False, lineterminator="\n"))
+            atomic_write_text(Path(output) / "table.csv", table.to_csv(index=False, lineterminator="\n"))
     notes = frame[frame["status"] != "ok"].drop_duplicates("cell_id")
     if len(notes):
         parts.append("Cells without results:\n\n" + "\n".join(
@@ -285,5 +377,5 @@ def render_tables(frame: pd.DataFrame, output, *, title: str = "") -> str:
             f"rep={r['repetition']}): {r['status']}: {r['message']}"
             for _, r in notes.iterrows()) + "\n")
     md = "\n".join(parts)
-    atomic_write(Path(output) / "table.md", md)
+    atomic_write_text(Path(output) / "table.md", md)
     return md

@@ -50,17 +50,39 @@ class Cell:
     selection_metric: str
     validation_fraction: float
     order: int = 0                # position in the config's expansion (not part of the id)
+    task: str = "multilabel"
+    split: str | None = None      # canonical JSON of the random split protocol, if any
+    target: str = "none"          # target scaling (regression)
+    rank: int | None = None       # absolute rank (sweep.rank); rank_ratio is then None
+    labelled_ratio: float = 1.0
+    cv: int | None = None
+    selection_stratify: bool = False
+    method_index: int = 0         # the method's position in the config (for messages)
 
     def model_key(self) -> str:
-        """What determines the fitted model (and so the method's seed)."""
-        return canonical_json({
+        """What determines the fitted model (and so the method's seed).
+
+        Settings at their defaults are left out, so adding a protocol option never changes
+        the ids (and seeds) of cells that do not use it.
+        """
+        selecting = self.select != "{}"
+        key = {
             "schema": CELL_SCHEMA, "seed": self.seed, "dataset": self.dataset.key(),
             "preprocess": self.preprocess, "method": self.method, "params": self.params,
             "select": self.select, "rank_ratio": self.rank_ratio,
             "observed_ratio": self.observed_ratio, "repetition": self.repetition,
-            "selection_metric": self.selection_metric if self.select != "{}" else None,
-            "validation_fraction": self.validation_fraction if self.select != "{}" else None,
-        })
+            "selection_metric": self.selection_metric if selecting else None,
+            "validation_fraction": self.validation_fraction if selecting and not self.cv
+            else None,
+        }
+        optional = {"split": self.split, "target": self.target, "rank": self.rank,
+                    "labelled_ratio": self.labelled_ratio,
+                    "cv": self.cv if selecting else None,
+                    "selection_stratify": self.selection_stratify if selecting else False}
+        defaults = {"split": None, "target": "none", "rank": None, "labelled_ratio": 1.0,
+                    "cv": None, "selection_stratify": False}
+        key.update({k: v for k, v in optional.items() if v != defaults[k]})
+        return canonical_json(key)
 
     def key(self) -> str:
         """Everything that determines the cell's result rows."""
@@ -77,8 +99,12 @@ class Cell:
         parts = []
         if self.rank_ratio is not None:
             parts.append(f"k/L={self.rank_ratio:g}")
+        if self.rank is not None:
+            parts.append(f"k={self.rank}")
         if self.observed_ratio < 1:
             parts.append(f"obs={self.observed_ratio:g}")
+        if self.labelled_ratio < 1:
+            parts.append(f"labelled={self.labelled_ratio:g}")
         parts += [f"{k}={v}" for k, v in json.loads(self.grid_point).items()]
         parts.append(f"rep={self.repetition}")
         return f"{self.label}[{','.join(parts)}]"
@@ -97,32 +123,41 @@ def _canonical_steps(steps) -> tuple:
 
 
 def expand(config: Config) -> list[Cell]:
-    """All cells of a config, in a stable order (methods, grid, rank, observed, repetition)."""
+    """All cells of a config, in a stable order (methods, grid, rank, observed ratio,
+    labelled ratio, repetition)."""
     preprocess_default = _canonical_steps(config.preprocess)
     cells = []
+    split = None if config.split is None else config.split.key()
     for spec in config.methods:
         cls = METHODS.get(spec.name)
-        ranks = config.rank_ratio if cls.uses_rank else (None,)
+        if not cls.uses_rank:
+            ranks = [(None, None)]
+        elif config.rank is not None:
+            ranks = [(None, k) for k in config.rank]
+        else:
+            ranks = [(r, None) for r in config.rank_ratio]
         grid_keys = sorted(spec.grid)
         grid_points = list(itertools.product(*(spec.grid[k] for k in grid_keys))) or [()]
         prep = (_canonical_steps(spec.preprocess)
                 if spec.preprocess is not None else preprocess_default)
         for point in grid_points:
             params = {**spec.params, **dict(zip(grid_keys, point))}
-            for rank_ratio in ranks:
-                for obs in config.observed_ratio:
-                    for rep in range(config.repetitions):
-                        cells.append(Cell(
-                            experiment=config.name, seed=config.seed, dataset=config.dataset,
-                            preprocess=prep, method=spec.name, label=spec.label,
-                            params=canonical_json(params),
-                            grid_point=canonical_json(dict(zip(grid_keys, point))),
-                            select=canonical_json(spec.select),
-                            threshold=spec.threshold, rank_ratio=rank_ratio,
-                            observed_ratio=obs, repetition=rep, metrics=config.metrics,
-                            auc_degenerate=config.auc_degenerate, batch_size=config.batch_size,
-                            eval_splits=config.eval_splits,
-                            selection_metric=config.selection_metric,
-                            validation_fraction=config.validation_fraction,
-                            order=len(cells)))
+            for (rank_ratio, rank), obs, labelled, rep in itertools.product(
+                    ranks, config.observed_ratio, config.labelled_ratio,
+                    range(config.repetitions)):
+                cells.append(Cell(
+                    experiment=config.name, seed=config.seed, dataset=config.dataset,
+                    preprocess=prep, method=spec.name, label=spec.label,
+                    params=canonical_json(params),
+                    grid_point=canonical_json(dict(zip(grid_keys, point))),
+                    select=canonical_json(spec.select),
+                    threshold=spec.threshold, rank_ratio=rank_ratio,
+                    observed_ratio=obs, repetition=rep, metrics=config.metrics,
+                    auc_degenerate=config.auc_degenerate, batch_size=config.batch_size,
+                    eval_splits=config.eval_splits,
+                    selection_metric=config.selection_metric,
+                    validation_fraction=config.validation_fraction,
+                    order=len(cells), task=config.task, split=split, target=config.target,
+                    rank=rank, labelled_ratio=labelled, cv=config.cv,
+                    selection_stratify=config.selection_stratify, method_index=spec.index))
     return cells

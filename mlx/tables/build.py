@@ -27,7 +27,7 @@ from mlx.tables.published import published
 from mlx.tables.spec import (AXIS_TITLES, NUMERIC_AXES, PSEUDO_METRICS, MetricStyle, Series,
                              TableSpec, fmt_axis)
 
-__all__ = ["NOT_RUN", "WORSE", "NP", "Source", "Cell", "Block", "RenderedTable",
+__all__ = ["NOT_RUN", "WORSE", "NP", "Source", "TableCell", "Block", "RenderedTable",
            "config_output", "read_sources", "ours_frame", "params_dict", "select_rows",
            "build_table"]
 
@@ -123,7 +123,7 @@ def params_dict(text) -> dict:
 
 # ----------------------------------------------------------------------------- cells
 @dataclass
-class Cell:
+class TableCell:
     """One cell of a rendered table, in display units.
 
     With more than one repetition, ``ours`` is their mean and ``ours_std`` their
@@ -170,7 +170,7 @@ class Cell:
 @dataclass
 class Block:
     title: str
-    rows: list                 # [(row key values, [Cell per column])]
+    rows: list                 # [(row key values, [TableCell per column])]
     tables: list
 
 
@@ -338,7 +338,7 @@ def build_table(spec: TableSpec, sources: list[Source], *, ours: pd.DataFrame | 
                               f"one with axes.dataset")
         fixed["dataset"] = found[0]
 
-    def cell_for(key: dict) -> Cell:
+    def cell_for(key: dict) -> TableCell:
         series = series_by_name[key["series"]]
         style = spec.metric(key["metric"])
         prow = _published_value(pub, spec, series, key)
@@ -366,7 +366,7 @@ def build_table(spec: TableSpec, sources: list[Source], *, ours: pd.DataFrame | 
             state = NP
         elif state == "not run" and pval is None:
             state = "empty"
-        return Cell(key, style, oval, ostd, n_rep, pval, pstd, table, state)
+        return TableCell(key, style, oval, ostd, n_rep, pval, pstd, table, state)
 
     columns = list(itertools.product(*(domains[a] for a in spec.columns)))
     blocks, cells = [], []

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from mlx.tables.build import NOT_RUN, NP, WORSE, Cell, RenderedTable, Source
+from mlx.tables.build import NOT_RUN, NP, WORSE, TableCell, RenderedTable, Source
 from mlx.tables.published import paper_name
 from mlx.tables.spec import AXES, AXIS_TITLES, NUMERIC_AXES, fmt_axis
 
@@ -180,7 +180,7 @@ def render_latex(table: RenderedTable) -> str:
     return "\n".join(lines)
 
 
-def _tex_cell(cell: Cell) -> str:
+def _tex_cell(cell: TableCell) -> str:
     text = cell.text(latex=True)
     head, sep, tail = text.partition(" {")
     return _tex(head) + (sep + tail if sep else "")

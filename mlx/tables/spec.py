@@ -24,8 +24,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from mlx.errors import ConfigError, UnknownNameError, suggest
+from mlx.errors import ConfigError, UnknownNameError
 from mlx.tables.published import papers, published
+from mlx.validation import as_str_list, check_keys, read_yaml
 
 __all__ = ["AXES", "AXIS_TITLES", "NUMERIC_AXES", "PSEUDO_METRICS", "UNITS", "Series",
            "MetricStyle", "TableSpec", "metric_style", "load_spec", "parse_spec", "check_spec",
@@ -116,34 +117,6 @@ def _where(path: str, key) -> str:
     return f"{path}.{key}" if path else str(key)
 
 
-def _check_keys(node, valid, path: str, source) -> None:
-    if not isinstance(node, dict):
-        raise ConfigError(source, path or None,
-                          f"must be a mapping, got {type(node).__name__}")
-    for key in node:
-        if key not in valid:
-            hint = suggest(str(key), valid)
-            msg = f"unknown key {_where(path, key)!r}."
-            if hint:
-                msg += f" Did you mean {_where(path, hint)!r}?"
-            under = f"under {path!r}" if path else "at the top level"
-            raise ConfigError(source, None,
-                              msg + f" Valid keys {under}: {', '.join(sorted(valid))}")
-
-
-def _str_list(node, path, source) -> list[str]:
-    if isinstance(node, (str, numbers.Number)) and not isinstance(node, bool):
-        node = [node]
-    if not isinstance(node, list) or not node:
-        raise ConfigError(source, path, "must be a non-empty list")
-    out = []
-    for i, v in enumerate(node):
-        if isinstance(v, bool) or not isinstance(v, (str, numbers.Number)):
-            raise ConfigError(source, f"{path}[{i}]", f"must be a string. Got {v!r} instead.")
-        out.append(str(v))
-    return out
-
-
 def metric_style(name: str, options: dict | None = None, *, pub: pd.DataFrame | None = None,
                  source=None, key_path: str | None = None) -> MetricStyle:
     """Display style of metric ``name``: defaults from the metric and the published unit.
@@ -205,7 +178,7 @@ def _parse_series(node, i: int, source, pairs: set) -> Series:
     path = f"series[{i}]"
     if isinstance(node, str):
         node = {"name": node}
-    _check_keys(node, SERIES_KEYS, path, source)
+    check_keys(node, SERIES_KEYS, path, source)
     name = node.get("name")
     if not isinstance(name, str) or not name:
         raise ConfigError(source, f"{path}.name",
@@ -218,7 +191,7 @@ def _parse_series(node, i: int, source, pairs: set) -> Series:
             raise ConfigError(source, path, f"cannot tell the paper's method from {name!r}; add "
                               f"'paper: {{method: ..., loss: ...}}' (methods in the paper: "
                               f"{', '.join(methods)})")
-    _check_keys(paper, ("method", "loss"), f"{path}.paper", source)
+    check_keys(paper, ("method", "loss"), f"{path}.paper", source)
     if "method" not in paper:
         raise ConfigError(source, f"{path}.paper", "missing required key 'method'")
     methods = {m for m, _ in pairs}
@@ -226,7 +199,7 @@ def _parse_series(node, i: int, source, pairs: set) -> Series:
         raise UnknownNameError("published method", str(paper["method"]), methods, source=source,
                                key_path=f"{path}.paper.method")
     ours = node.get("ours", {"label": name})
-    _check_keys(ours, ("label", "method", "params"), f"{path}.ours", source)
+    check_keys(ours, ("label", "method", "params"), f"{path}.ours", source)
     if ("label" in ours) == ("method" in ours):
         raise ConfigError(source, f"{path}.ours", "give exactly one of 'label' or 'method'")
     if "params" in ours and not isinstance(ours["params"], dict):
@@ -275,7 +248,6 @@ def _axis_values(axis: str, node, path, source) -> tuple:
 
 def load_spec(path: str | os.PathLike, *, require_configs: bool = True) -> TableSpec:
     """Read and validate a table spec; every problem is a one-line ConfigError."""
-    from mlx.config import read_yaml
 
     source = str(path)
     raw = read_yaml(path, empty_hint="a table spec needs at least 'paper', 'series' and "
@@ -286,7 +258,7 @@ def load_spec(path: str | os.PathLike, *, require_configs: bool = True) -> Table
 
 def parse_spec(raw: dict, *, source: str | None = None, require_configs: bool = True,
                default_name: str = "table") -> TableSpec:
-    _check_keys(raw, SPEC_KEYS, "", source)
+    check_keys(raw, SPEC_KEYS, "", source)
     for required in ("paper", "series", "metrics"):
         if required not in raw:
             raise ConfigError(source, None, f"missing required key {required!r}")
@@ -296,15 +268,15 @@ def parse_spec(raw: dict, *, source: str | None = None, require_configs: bool = 
         raise UnknownNameError("paper", paper, papers(), source=source, key_path="paper")
     pub = pub_all[pub_all["paper"] == paper]
     available_tables = sorted(pub["table"].unique(), key=lambda t: (len(t), t))
-    tables = _str_list(raw.get("tables", available_tables), "tables", source)
+    tables = as_str_list(raw.get("tables", available_tables), "tables", source)
     for i, t in enumerate(tables):
         if t not in available_tables:
             raise ConfigError(source, f"tables[{i}]", f"paper {paper!r} has no published table "
                               f"{t!r}. Tables: {', '.join(available_tables)}")
     pub = pub[pub["table"].isin(tables)]
 
-    configs = tuple(_str_list(raw["configs"], "configs", source)) if raw.get("configs") else ()
-    results = tuple(_str_list(raw["results"], "results", source)) if raw.get("results") else ()
+    configs = tuple(as_str_list(raw["configs"], "configs", source)) if raw.get("configs") else ()
+    results = tuple(as_str_list(raw["results"], "results", source)) if raw.get("results") else ()
     if require_configs:
         for i, c in enumerate(configs):
             if not Path(c).is_file():
@@ -329,15 +301,15 @@ def parse_spec(raw: dict, *, source: str | None = None, require_configs: bool = 
     metrics = []
     for name, opts in metrics_node.items():
         opts = opts or {}
-        _check_keys(opts, METRIC_KEYS, f"metrics.{name}", source)
+        check_keys(opts, METRIC_KEYS, f"metrics.{name}", source)
         metrics.append(metric_style(str(name), opts, pub=pub, source=source))
 
     axes_node = raw.get("axes", {}) or {}
-    _check_keys(axes_node, ("dataset", "k_over_L", "observed", "k", "variant"), "axes", source)
+    check_keys(axes_node, ("dataset", "k_over_L", "observed", "k", "variant"), "axes", source)
     axes = {a: _axis_values(a, v, f"axes.{a}", source) for a, v in axes_node.items()}
 
     layout = raw.get("layout", {}) or {}
-    _check_keys(layout, LAYOUT_KEYS, "layout", source)
+    check_keys(layout, LAYOUT_KEYS, "layout", source)
     parts = {}
     for key, default in (("blocks", ["metric"]), ("rows", ["dataset", "k_over_L"]),
                          ("columns", ["series"])):
@@ -370,13 +342,13 @@ def parse_spec(raw: dict, *, source: str | None = None, require_configs: bool = 
     if not isinstance(variants, dict):
         raise ConfigError(source, "variants", "must be a mapping of variant -> {params: {...}}")
     for v, sel in variants.items():
-        _check_keys(sel, ("params", "label"), f"variants.{v}", source)
+        check_keys(sel, ("params", "label"), f"variants.{v}", source)
 
     metric_names_ = {m.name for m in metrics}
     figures = []
     for i, fig in enumerate(raw.get("figures", []) or []):
         path = f"figures[{i}]"
-        _check_keys(fig, FIGURE_KEYS, path, source)
+        check_keys(fig, FIGURE_KEYS, path, source)
         if fig.get("x") not in ("rank_ratio", "observed_ratio"):
             raise ConfigError(source, f"{path}.x", f"must be 'rank_ratio' or 'observed_ratio'. "
                                                    f"Got {fig.get('x')!r} instead.")
@@ -386,7 +358,7 @@ def parse_spec(raw: dict, *, source: str | None = None, require_configs: bool = 
         figures.append({"x": fig["x"], "metric": m, "datasets": fig.get("datasets"),
                         "at": fig.get("at") or {}})
     needs = raw.get("needs", {}) or {}
-    _check_keys(needs, NEEDS_KEYS, "needs", source)
+    check_keys(needs, NEEDS_KEYS, "needs", source)
 
     name = str(raw.get("name", default_name))
     return TableSpec(

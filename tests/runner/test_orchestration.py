@@ -22,9 +22,10 @@ import scipy.sparse as sp
 from mlx.config import load_config
 from mlx.methods import METHODS
 from mlx.methods.base import BaseMethod, Interval
-from mlx.runner.run import run_experiment
+from mlx.runner.experiment import run_experiment
+from mlx.runner.results import TIMING_COLUMNS
 
-TIMING = ["run_id", "fit_seconds", "predict_seconds", "peak_rss_mb"]
+TIMING = list(TIMING_COLUMNS)
 
 
 def run(tmp_path, text, name="o", jobs=1, **kw):

@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 
 from mlx.config import load_config
-from mlx.runner.run import run_experiment
+from mlx.runner.experiment import run_experiment
+from mlx.runner.results import TIMING_COLUMNS
 from mlx.runner.sweep import expand
 
 CONFIG = """
@@ -36,7 +37,7 @@ sweep:
   repetitions: 2
 metrics: [p@1, p@3, hamming, auc]
 """
-TIMING = ["run_id", "fit_seconds", "predict_seconds", "peak_rss_mb"]
+TIMING = list(TIMING_COLUMNS)
 
 
 def make_config(tmp_path, text=CONFIG):

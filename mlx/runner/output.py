@@ -1,0 +1,118 @@
+"""The output directory of a run: checked writable before any work, and held by one run.
+
+:func:`probe_output` creates the directory and writes and removes a temporary file in it, so
+an output path that is a file, lies under a file, or is not writable fails in a second with
+``<path>: cannot write results: <reason>`` rather than after hours of computing.
+
+:class:`OutputLock` is an advisory lock (``fcntl.flock``) on ``<output>/.mlx.lock``: a second
+``mlx run`` on the same directory says which run holds it and stops (or, with ``--wait``,
+waits), instead of computing every cell twice. The kernel releases the lock when its process
+ends, however it ends, so a killed run never leaves a stale lock behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import tempfile
+import time
+from pathlib import Path
+
+from mlx.errors import OutputError
+
+__all__ = ["probe_output", "remove_created", "OutputLock", "LOCK_NAME"]
+
+LOCK_NAME = ".mlx.lock"
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
+
+
+def probe_output(out: str | os.PathLike) -> list[Path]:
+    """Create ``out`` if needed and check that files can be written in it.
+
+    Returns the directories it created (deepest last), so that a run failing before it
+    writes anything can remove them with :func:`remove_created` and leave no trace.
+    """
+    out = Path(out)
+    created = [p for p in [out, *out.parents] if not p.exists()][::-1]
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=out, prefix=".mlx-probe-")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        remove_created(created)
+        raise OutputError(f"{out}: cannot write results: {_reason(exc)}") from None
+    return created
+
+
+def remove_created(created: list[Path]) -> None:
+    """Remove ``created`` directories (deepest first) that hold nothing but a lock file."""
+    for path in reversed(created):
+        try:
+            lock = path / LOCK_NAME
+            if lock.exists() and not lock.stat().st_size:
+                lock.unlink()
+            path.rmdir()
+        except OSError:
+            return
+
+
+class OutputLock:
+    """Hold ``<out>/.mlx.lock`` for the duration of a ``with`` block.
+
+    Parameters
+    ----------
+    out : path
+        The (existing, writable) output directory.
+    wait : bool
+        Block until the lock is free instead of failing.
+    """
+
+    def __init__(self, out: str | os.PathLike, *, wait: bool = False):
+        self.path = Path(out) / LOCK_NAME
+        self.wait = wait
+        self._fh = None
+
+    def _holder(self) -> str:
+        try:
+            info = json.loads(self.path.read_text(encoding="utf-8") or "{}")
+        except (OSError, ValueError):
+            info = {}
+        if not info:
+            return "another mlx run"
+        return (f"another mlx run (pid {info.get('pid')} on {info.get('host')}, started "
+                f"{info.get('started')})")
+
+    def __enter__(self):
+        import fcntl
+
+        fh = open(self.path, "a+", encoding="utf-8")
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | (0 if self.wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            fh.close()
+            raise OutputError(f"{self.path.parent}: {self._holder()} is writing to this output "
+                              f"directory; wait for it (mlx run --wait) or choose another "
+                              f"--output") from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                             "started": time.strftime("%Y-%m-%dT%H:%M:%S")}))
+        fh.flush()
+        self._fh = fh
+        return self
+
+    def __exit__(self, *exc):
+        import fcntl
+
+        if self._fh is not None:
+            self._fh.seek(0)
+            self._fh.truncate()
+            fcntl.flock(self._fh, fcntl.LOCK_UN)
+            self._fh.close()
+            self._fh = None
+        return False

@@ -1,0 +1,170 @@
+"""Checks that run before the first cell, shared by ``mlx validate`` and ``mlx run``.
+
+Whatever would make every cell (or a whole run) fail is found here, with the same one-line
+message in both commands: targets that do not fit the dataset's task, a random split that
+cannot be stratified, selection folds that cannot be drawn, method settings that conflict
+with the sweep (e.g. an exact eigendecomposition W-step with missing labels). ``mlx
+validate`` runs the data checks when the data files are present and says when they are not.
+"""
+
+from __future__ import annotations
+
+import json
+
+from mlx.errors import ConfigError
+
+__all__ = ["preflight"]
+
+
+def _where(spec, role: str) -> str:
+    path = spec.file(role)
+    return path if path else f"dataset '{spec.name}' ({role} part)"
+
+
+def _check_targets(config, task) -> None:
+    from mlx.runner.protocol import load_data
+
+    spec = config.dataset
+    if config.split is None:
+        split = load_data(spec, whole=False)
+        for role, part in (("train", split.train), ("test", split.test)):
+            task.check_targets(part.Y, where=_where(spec, role))
+        return split.train.n_labels
+    full = load_data(spec, whole=True)
+    role = "data" if "data" in spec.roles else "train"
+    task.check_targets(full.Y, where=_where(spec, role))
+    return full.n_labels
+
+
+def _step_names(steps) -> set:
+    names = set()
+    for step in steps:
+        step = json.loads(step) if isinstance(step, str) else step
+        names.update(step if isinstance(step, dict) else [step])
+    return names
+
+
+def _check_missing_features(config, cells) -> None:
+    """Missing feature values (NaN) need ``impute_mean`` in every preprocessing chain."""
+    import numpy as np
+
+    from mlx.runner.protocol import load_data
+
+    loaded = load_data(config.dataset, whole=config.split is not None)
+    parts = [loaded] if config.split is not None else [loaded.train, loaded.test]
+    n_missing = sum(int(np.isnan(p.X.data).sum()) for p in parts)
+    if not n_missing:
+        return
+    for cell in cells:
+        chains = [cell.preprocess]
+        chains += json.loads(cell.select).get("preprocess", [])
+        if any(not chain or "impute_mean" not in _step_names(chain[:1]) for chain in chains):
+            raise ConfigError(config.source, f"methods[{cell.method_index}].preprocess"
+                              if cell.preprocess != _default_chain(config) else "preprocess",
+                              f"'{config.dataset.name}' has {n_missing} missing feature values; "
+                              f"make impute_mean (fills each with the training mean of its "
+                              f"feature) the first preprocessing step")
+
+
+def _default_chain(config) -> tuple:
+    from mlx.runner.sweep import _canonical_steps
+
+    return _canonical_steps(config.preprocess)
+
+
+def _check_metric_sizes(config, n_labels: int) -> None:
+    """A top-k metric needs k <= the number of labels (p@5 of 3 labels means nothing)."""
+    from mlx.metrics import parse_metric
+
+    named = []
+    if "metrics" in config.raw:    # the task's defaults are kept whatever the label count
+        named += [(f"metrics[{i}]", m) for i, m in enumerate(config.metrics)]
+    if "metric" in (config.raw.get("selection") or {}):
+        named.append(("selection.metric", config.selection_metric))
+    for path, name in named:
+        k = parse_metric(name).k
+        if k is not None and k > n_labels:
+            raise ConfigError(config.source, path,
+                              f"{name} ranks the top {k} of {n_labels} labels of "
+                              f"'{config.dataset.name}'; use k <= {n_labels}")
+
+
+def _check_method_settings(cells, sizes: dict) -> None:
+    """Conflicts between a method's parameters and the sweep, per distinct setting.
+
+    ``sizes`` maps (repetition, labelled_ratio, observed_ratio) to (n_samples, n_features,
+    n_labels) of the data a cell fits on; sizes are 0 (unknown) without loaded data.
+    """
+    from mlx.methods import METHODS
+    from mlx.methods.base import FitContext, InvalidParameterError
+
+    seen = set()
+    for cell in cells:
+        cls = METHODS.get(cell.method)
+        fixed = json.loads(cell.params)
+        select = json.loads(cell.select)
+        n, d, L = sizes.get((cell.repetition, cell.labelled_ratio, cell.observed_ratio),
+                            (0, 0, 0))
+        candidates = [dict(zip(select, values)) for values in _product(select)] or [{}]
+        for cand in candidates:
+            cand = {k: v for k, v in cand.items() if k != "preprocess"}
+            params = {**fixed, **cand}
+            if cls.uses_rank:
+                params["rank"] = cell.rank if cell.rank is not None else \
+                    max(1, int(round((cell.rank_ratio or 1.0) * L))) if L else 1
+            key = (cell.method, json.dumps(params, sort_keys=True), cell.task,
+                   cell.observed_ratio, cell.labelled_ratio, n, d, L)
+            if key in seen:
+                continue
+            seen.add(key)
+            if "task" in cls._param_names():
+                params["task"] = cell.task
+            method = cls(**params)
+            try:
+                method.check_context(FitContext(task=cell.task, n_samples=n, n_features=d,
+                                                n_labels=L, observed_ratio=cell.observed_ratio,
+                                                labelled_ratio=cell.labelled_ratio))
+            except InvalidParameterError as exc:
+                section = "params" if exc.param in fixed or exc.param == "rank" else "select"
+                where = f"methods[{cell.method_index}].{section}.{exc.param}"
+                if exc.param == "rank":
+                    where = "sweep.rank" if cell.rank is not None else "sweep.rank_ratio"
+                raise ConfigError(cell.dataset.source, where, str(exc)) from None
+
+
+def _product(select: dict):
+    import itertools
+
+    keys = list(select)
+    return itertools.product(*(select[k] for k in keys)) if keys else []
+
+
+def preflight(config, cells, *, load: bool = True) -> None:
+    """Raise the error the run would hit before (or in every one of) its cells.
+
+    ``load=False`` checks only what needs no data (method settings against the sweep, with
+    unknown sizes).
+    """
+    from mlx.runner.protocol import cell_data, selection_folds
+    from mlx.tasks import get_task
+
+    if not load or not cells:
+        _check_method_settings(cells, {})
+        return
+    task = get_task(config.task)
+    n_labels = _check_targets(config, task)
+    _check_metric_sizes(config, n_labels)
+    _check_missing_features(config, cells)
+    # Random splits and selection folds, once per (repetition, labelled ratio, observed
+    # ratio): they do not depend on the method.
+    sizes, data, folds_checked = {}, {}, set()
+    for cell in cells:
+        key = (cell.repetition, cell.labelled_ratio, cell.observed_ratio)
+        if key not in data:
+            data[key] = cell_data(cell)
+            d = data[key]
+            sizes[key] = (d.Y_fit.shape[0], d.train.n_features, d.train.n_labels)
+        if json.loads(cell.select) and key not in folds_checked:
+            selection_folds(cell, data[key].Y_fit, task)
+            folds_checked.add(key)
+    _check_method_settings(cells, sizes)

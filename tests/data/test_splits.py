@@ -1,0 +1,111 @@
+"""Row splits: disjoint, complete, stratified within one row per class, nested, seeded."""
+
+import numpy as np
+import pytest
+
+from mlx.data.splits import class_counts, holdout, kfold, labelled_rows, random_split
+
+
+def rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+@pytest.mark.parametrize("n, frac", [(10, 0.3), (101, 0.3), (7, 0.5), (2, 0.9), (1000, 0.01)])
+def test_random_split_is_disjoint_complete_and_sized(n, frac):
+    train, test = random_split(n, frac, rng())
+    assert np.array_equal(np.sort(np.concatenate([train, test])), np.arange(n))
+    assert len(np.intersect1d(train, test)) == 0
+    assert len(test) == min(n - 1, max(1, round(frac * n)))
+    assert np.all(np.diff(train) > 0) and np.all(np.diff(test) > 0)
+
+
+def test_random_split_depends_only_on_the_generator():
+    a = random_split(50, 0.3, rng(4))
+    b = random_split(50, 0.3, rng(4))
+    c = random_split(50, 0.3, rng(5))
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    assert not np.array_equal(a[1], c[1])
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("frac", [0.3, 0.1, 0.5])
+def test_stratified_split_keeps_every_class_proportion_within_one_row(seed, frac):
+    g = rng(seed)
+    classes = np.repeat([0, 1, 2, 3, 7], [40, 3, 17, 2, 101])
+    classes = g.permutation(classes)
+    train, test = random_split(classes.size, frac, g, classes=classes)
+    assert len(test) == round(frac * classes.size)
+    for c, n_c in class_counts(classes).items():
+        in_test = int(np.sum(classes[test] == c))
+        assert abs(in_test - frac * n_c) < 1, (c, in_test, n_c)
+
+
+def test_stratified_split_refuses_a_class_with_one_row():
+    with pytest.raises(ValueError, match="a stratified split needs at least 2 rows of every "
+                                         "class; class 5 has 1"):
+        random_split(6, 0.3, rng(), classes=np.array([0, 0, 0, 1, 1, 5]))
+
+
+def test_bad_fractions_and_sizes():
+    with pytest.raises(ValueError, match=r"test_fraction must be a float in the range \(0, 1\)"):
+        random_split(10, 1.0, rng())
+    with pytest.raises(ValueError, match="cannot split 1 row"):
+        random_split(1, 0.5, rng())
+    with pytest.raises(ValueError, match="classes must have shape"):
+        random_split(4, 0.5, rng(), classes=[0, 1])
+
+
+def test_holdout_matches_the_documented_permutation_rule():
+    fit, val = holdout(20, 0.2, rng(3))
+    perm = rng(3).permutation(20)
+    assert np.array_equal(val, np.sort(perm[:4])) and np.array_equal(fit, np.sort(perm[4:]))
+
+
+@pytest.mark.parametrize("n, k", [(10, 2), (11, 3), (100, 5), (5, 5)])
+def test_kfold_validation_parts_partition_the_rows(n, k):
+    folds = kfold(n, k, rng(1))
+    assert len(folds) == k
+    val = np.concatenate([v for _, v in folds])
+    assert np.array_equal(np.sort(val), np.arange(n))
+    sizes = [len(v) for _, v in folds]
+    assert max(sizes) - min(sizes) <= 1
+    for fit, v in folds:
+        assert np.array_equal(np.sort(np.concatenate([fit, v])), np.arange(n))
+
+
+def test_stratified_kfold_deals_each_class_evenly():
+    g = rng(2)
+    classes = g.permutation(np.repeat([0, 1, 2], [23, 5, 12]))
+    folds = kfold(classes.size, 5, g, classes=classes)
+    for c, n_c in class_counts(classes).items():
+        per_fold = [int(np.sum(classes[v] == c)) for _, v in folds]
+        assert max(per_fold) - min(per_fold) <= 1 and sum(per_fold) == n_c
+    sizes = [len(v) for _, v in folds]
+    assert max(sizes) - min(sizes) <= 1
+
+
+def test_kfold_refuses_more_folds_than_the_smallest_class():
+    classes = np.repeat([0, 1], [10, 3])
+    with pytest.raises(ValueError, match="stratified 4-fold cross-validation needs at least 4 "
+                                         "rows of every class; class 1 has 3; use at most 3"):
+        kfold(13, 4, rng(), classes=classes)
+    with pytest.raises(ValueError, match="the number of folds must be an int >= 2"):
+        kfold(13, 1, rng())
+    with pytest.raises(ValueError, match="cannot make 14 folds of 13 rows"):
+        kfold(13, 14, rng())
+
+
+def test_labelled_rows_are_nested_across_ratios():
+    small = labelled_rows(200, 0.1, 7)
+    large = labelled_rows(200, 0.3, 7)
+    assert len(small) == 20 and len(large) == 60
+    assert np.isin(small, large).all()
+    assert np.array_equal(labelled_rows(200, 1.0, 7), np.arange(200))
+    assert len(labelled_rows(5, 0.01, 7)) == 1
+    assert not np.array_equal(labelled_rows(200, 0.1, 8), small)
+
+
+@pytest.mark.parametrize("ratio", [0, -0.1, 1.5, True])
+def test_labelled_ratio_out_of_range(ratio):
+    with pytest.raises(ValueError, match=r"labelled_ratio must be a float in the range \(0, 1\]"):
+        labelled_rows(10, ratio, 0)

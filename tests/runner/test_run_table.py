@@ -1,0 +1,62 @@
+"""The run's own table (table.md): what a reader needs to judge the numbers at a glance."""
+
+import textwrap
+
+import pandas as pd
+
+from mlx.config import load_config
+from mlx.runner.experiment import run_experiment
+
+CONFIG = """
+name: t
+dataset: {synthetic: {n_samples: 160, n_features: 12, n_labels: 6, rank: 2, seed: 5, n_test: 80}}
+methods:
+  - name: constant
+  - name: br
+    label: ALWAYS
+    params: {loss: squared}
+    threshold: -1.0e+9
+  - name: br
+    label: SEL
+    params: {loss: squared}
+    select: {l2_reg: [1.0e-6, 1.0e+3, 1.0e+6]}
+sweep: {repetitions: 2}
+metrics: [hamming, auc]
+selection: {metric: auc}
+"""
+
+
+def _run(tmp_path):
+    p = tmp_path / "c.yaml"
+    p.write_text(textwrap.dedent(CONFIG))
+    s = run_experiment(load_config(p), jobs=1, output=str(tmp_path / "o"), quiet=True,
+                       progress=False)
+    return s.table_md, pd.read_csv(s.output / "results.csv")
+
+
+def _row(md, label):
+    lines = [line for line in md.splitlines() if line.startswith(f"| {label} |")]
+    header = next(line for line in md.splitlines() if line.startswith("| method |"))
+    cols = [c.strip() for c in header.strip("|").split("|")]
+    return dict(zip(cols, [c.strip() for c in lines[0].strip("|").split("|")]))
+
+
+def test_worse_than_constant_is_marked_and_explained(tmp_path):
+    md, frame = _run(tmp_path)
+    always = _row(md, "ALWAYS")
+    assert always["hamming"].endswith("▽")          # predicting every label is worse
+    assert not always["auc"].endswith("▽")          # its ranking is still informative
+    assert not _row(md, "constant")["hamming"].endswith("▽")
+    assert "▽ worse than the constant baseline on this metric" in md
+
+
+def test_selection_edge_convergence_and_times_are_shown(tmp_path):
+    md, frame = _run(tmp_path)
+    sel = _row(md, "SEL")
+    chosen = frame.loc[frame["label"] == "SEL", "selected"].dropna().unique()
+    assert sel["selected"].startswith("l2_reg=")
+    edge = any(v in c for c in chosen for v in ('1e-06', '1000000.0'))
+    assert sel["selected"].endswith("†") == edge
+    assert sel["converged"] == "yes"
+    assert float(sel["total s"]) >= float(sel["fit s"])
+    assert _row(md, "constant")["selected"] == ""
