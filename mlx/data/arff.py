@@ -54,10 +54,12 @@ from mlx.data.dataset import Dataset, canonical_csr
 from mlx.data.lineparse import (
     MISSING_HINT,
     first_failure,
+    int64,
     log_missing_features,
     log_rows_without_labels,
     reading,
     token_text,
+    warn_unterminated,
 )
 from mlx.errors import DataFormatError
 
@@ -253,6 +255,7 @@ def _split_sparse(s: bytes, path, line_no) -> list:
 def _read_rows(lines: Iterator, m: int, path) -> _Rows:
     tokens, counts, row_lines = [], [], []
     style = None
+    line_no, raw = 0, b"\n"
     for line_no, raw in lines:
         s = raw.strip()
         if not s or s[:1] == b"%":
@@ -271,6 +274,8 @@ def _read_rows(lines: Iterator, m: int, path) -> _Rows:
             parts = _split_dense(s, m, path, line_no)
         tokens += parts
         row_lines.append(line_no)
+    if raw.strip() and not raw.endswith(b"\n"):
+        warn_unterminated(path, line_no)
     return _Rows(bool(style), tokens, counts, row_lines)
 
 
@@ -310,8 +315,8 @@ def _numeric_matrix(rows: _Rows, header: ArffHeader, path):
 
         try:
             cols = np.fromiter(map(int, idx_tok), dtype=np.int64, count=len(idx_tok))
-        except ValueError:
-            j = first_failure(idx_tok, int)
+        except (ValueError, OverflowError):     # overflow: an index beyond int64
+            j = first_failure(idx_tok, int64)
             raise DataFormatError(path, rows.lines[row_of(j)],
                                   f"malformed sparse entry '{token_text(idx_tok[j])} "
                                   f"{token_text(val_tok[j])}' (expected '<index> <value>' with "

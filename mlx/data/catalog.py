@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import time
 import zipfile
 from pathlib import Path
@@ -92,23 +93,35 @@ def _locate_registry(spec: DatasetSpec, roles) -> dict:
     return out
 
 
+def _base_dir(spec: DatasetSpec) -> Path:
+    """Relative paths of a file spec are relative to the config file's directory (the
+    current directory for a spec that comes from no file)."""
+    return Path(spec.source).resolve().parent if spec.source else Path.cwd()
+
+
 def _locate_user_file(given: str, spec: DatasetSpec, what: str) -> Path:
     p = Path(given).expanduser()
     if p.is_absolute():
         if p.is_file():
             return p
     else:
-        if p.is_file():
-            return p
+        here = _base_dir(spec) / p
+        if here.is_file():
+            return here
         found = find_file(given)
         if found is not None:
             return found
     where = f"config key {spec.key_path}.{what}"
     if spec.source:
         where += f" in {spec.source}"
-    looked = "" if p.is_absolute() else (f"; also looked on the data path "
-                                         f"({describe_search_path()})")
-    raise DataNotFoundError(f"{given}: file not found ({where}){looked}")
+    hint = ""
+    if not p.is_absolute():
+        hint = (f"; looked in {_base_dir(spec)} (paths are relative to the config file) and "
+                f"on the data path ({describe_search_path()})")
+        if spec.source and p.is_file():
+            hint += (f"; {given} exists relative to the current directory: write "
+                     f"{os.path.relpath(p.resolve(), _base_dir(spec))} instead")
+    raise DataNotFoundError(f"{given}: file not found ({where}){hint}")
 
 
 def find_files(spec: DatasetSpec) -> list[str]:

@@ -52,6 +52,7 @@ from mlx.data.lineparse import (
     log_missing_features,
     reading,
     token_text,
+    warn_unterminated,
 )
 from mlx.errors import DataFormatError, suggest
 
@@ -103,6 +104,8 @@ def _read_table(path, *, sep: str, header: bool) -> _Table:
     with reading(path) as fh:
         content = fh.read()
     lines = [(no, line) for no, line in enumerate(content.splitlines(), 1) if line.strip()]
+    if lines and not content.endswith((b"\n", b"\r")):
+        warn_unterminated(path, lines[-1][0])
     path = str(path)
     names: tuple = ()
     header_line = None

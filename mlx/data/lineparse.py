@@ -188,6 +188,8 @@ class SparseLineParser:
         feat_counts, label_counts, row_lines = self._feat_counts, self._label_counts, self._lines
         multiclass = self.label_mode == "multiclass"
         path, rule = self.path, self.index_rule
+        line = b"\n"
+        line_no = first_line_no - 1
         for line_no, line in enumerate(lines, first_line_no):
             s = line.strip()
             if not s:
@@ -218,6 +220,8 @@ class SparseLineParser:
             labels += lab
             label_counts.append(len(lab))
             row_lines.append(line_no)
+        if line.strip() and not line.endswith(b"\n"):
+            warn_unterminated(path, line_no)
 
     # ------------------------------------------------------------------ bulk conversion
     def _row_of(self, indptr: np.ndarray, j: int) -> int:
@@ -247,8 +251,8 @@ class SparseLineParser:
 
         try:
             indices = np.fromiter(map(int, idx_tok), dtype=np.int64, count=nnz)
-        except ValueError:
-            j = first_failure(idx_tok, int)
+        except (ValueError, OverflowError):     # overflow: an index beyond int64
+            j = first_failure(idx_tok, int64)
             raise DataFormatError(
                 path, self._line_of(indptr, j),
                 f"malformed feature '{feature(j)}' "
@@ -328,8 +332,8 @@ class SparseLineParser:
 
         try:
             labels = np.fromiter(map(int, toks), dtype=np.int64, count=len(toks))
-        except ValueError:
-            j = first_failure(toks, int)
+        except (ValueError, OverflowError):
+            j = first_failure(toks, int64)
             raise DataFormatError(path, self._line_of(label_indptr, j),
                                   f"malformed label field '{field(j)}' (expected "
                                   "comma-separated integer label indices >= 0)") from None
@@ -351,13 +355,28 @@ class SparseLineParser:
         return labels
 
 
+def warn_unterminated(path, line_no: int) -> None:
+    """Log that the last line of ``path`` has no newline: the file may have been cut short
+    (a download or copy that stopped on a token boundary still parses)."""
+    log.warning("%s:%d: the last line does not end with a newline; the file may be truncated "
+                "(compare its size or checksum with the source)", path, line_no)
+
+
+def int64(token) -> int:
+    """``int(token)``, refusing values outside int64 with a ValueError (not OverflowError)."""
+    value = int(token)
+    if not -(1 << 63) <= value < (1 << 63):
+        raise ValueError(f"{value} does not fit in 64 bits")
+    return value
+
+
 def first_failure(tokens: Sequence, convert) -> int:
-    """Index of the first token that ``convert`` (e.g. ``int``, ``float``) rejects with a
+    """Index of the first token that ``convert`` (e.g. ``int64``, ``float``) rejects with a
     ``ValueError``; for locating the offending line after a bulk conversion failed."""
     for j, tok in enumerate(tokens):
         try:
             convert(tok)
-        except ValueError:
+        except (ValueError, OverflowError):
             return j
     return 0  # pragma: no cover - only called after a conversion failed
 

@@ -12,7 +12,6 @@ import yaml
 
 from mlx.data import catalog
 from mlx.data.catalog import (
-    FORMAT_OPTIONS,
     FORMAT_TASKS,
     FORMATS,
     DatasetSpec,
