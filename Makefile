@@ -13,7 +13,7 @@ PYTEST_ARGS ?=
 .DEFAULT_GOAL := help
 include tables.mk
 
-.PHONY: run test test-all smoke validate bench install data clean help
+.PHONY: run test test-all smoke validate bench mutants install data clean help
 
 help:
 	@echo "make run       run configs/bibtex.yaml (installs into $(VENV), finds or fetches bibtex)"
@@ -21,6 +21,7 @@ help:
 	@echo "make test-all  the test suite including slow tests"
 	@echo "make validate  check every config under configs/"
 	@echo "make bench     run the benchmarks under benchmarks/"
+	@echo "make mutants   mutation testing of the runner, masks, seeding and config (about an hour)"
 	@echo "make tables    run and render every paper table that can run here (make tables-status: what each needs)"
 	@echo "make results-doc  regenerate docs/RESULTS.md from the rendered tables"
 
@@ -41,19 +42,27 @@ run: data
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not slow" $(PYTEST_ARGS)
 	$(BIN)/mlx validate configs/*.yaml
-	$(BIN)/mlx run --force --quiet -o $(or $(TMPDIR),/tmp)/mlx-smoke configs/smoke.yaml
+	@smoke=$$(mktemp -d) && trap 'rm -rf "$$smoke"' EXIT && \
+	  $(BIN)/mlx run --quiet -o "$$smoke/smoke" configs/smoke.yaml && \
+	  $(BIN)/mlx run --quiet -o "$$smoke/smoke-multiclass" configs/smoke-multiclass.yaml
 
 test-all: $(STAMP)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 smoke: $(STAMP)
 	$(BIN)/mlx run configs/smoke.yaml
+	$(BIN)/mlx run configs/smoke-multiclass.yaml
 
 validate: $(STAMP)
 	$(BIN)/mlx validate configs/*.yaml
+
+mutants: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[mutation]'
+	$(BIN)/mutmut run --max-children 2 || true
+	$(BIN)/mutmut results
 
 bench: $(STAMP)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info
+	rm -rf $(VENV) .pytest_cache build *.egg-info mutants
