@@ -235,8 +235,11 @@ class BaseMethod:
         """
 
     @property
-    def threshold(self) -> float:
+    def threshold(self) -> float | None:
         """Score above which a label is predicted (used by Hamming loss and F1).
+
+        None for a method whose scores only rank labels: thresholded metrics are then left
+        blank unless the config sets ``methods[].threshold``.
 
         0.5 for models fitted to {0, 1} targets, 0 for models fitted to +-1 targets.
         """

@@ -102,8 +102,9 @@ class WSABIE(BaseMethod):
     pushed down as negatives.
 
     **Thresholds.** WSABIE produces a ranking, not a 0/1 decision: scores have no natural
-    cut-off. ``threshold`` is 0.0 so Hamming loss and F1 can be computed, but those numbers
-    are not meaningful for WSABIE; the LEML paper likewise reports no Hamming loss for it.
+    cut-off, so ``threshold`` is None and the runner leaves Hamming loss and F1 blank for it
+    (with the reason), as the LEML paper reports no Hamming loss for it. A config may still
+    set ``methods[].threshold`` to compute them at a cut-off of its choosing.
 
     **Initialisation.** Entries of ``U`` and ``V`` are drawn from ``N(0, 1/rank)`` and then
     projected onto the norm balls.
@@ -154,9 +155,9 @@ class WSABIE(BaseMethod):
         self.random_state = random_state
 
     @property
-    def threshold(self) -> float:
-        """0.0; WSABIE ranks labels and has no meaningful 0/1 threshold (see Notes)."""
-        return 0.0
+    def threshold(self) -> None:
+        """None: WSABIE ranks labels and has no decision threshold (see Notes)."""
+        return None
 
     def fit(self, X, Y, *, observed=None):
         """Train the embeddings by WARP stochastic gradient descent.

@@ -72,6 +72,9 @@ class MetricFamily:
     tasks : frozenset of str
         The tasks (a non-empty subset of :data:`TASK_NAMES`) the metric is valid for;
         keyword-only.
+    uses_threshold : bool
+        Whether the metric judges thresholded predictions (``score > threshold``); such a
+        metric is not computed for a method without a decision threshold.
     """
 
     form: str
@@ -83,6 +86,7 @@ class MetricFamily:
     targets: str = "labels"
     higher_is_better: bool = True
     tasks: frozenset = field(kw_only=True)
+    uses_threshold: bool = field(default=False, kw_only=True)
 
     def __post_init__(self):
         tasks = frozenset(self.tasks)
@@ -109,19 +113,19 @@ _register(MetricFamily(
 _register(MetricFamily(
     "hamming", "Hamming loss |pred Δ labels| / L with pred = score > threshold",
     "instance", "mean", lambda Y, T, s, topk, k, t, d: _hamming(Y, s, t),
-    higher_is_better=False, tasks=_MULTILABEL))
+    higher_is_better=False, tasks=_MULTILABEL, uses_threshold=True))
 _register(MetricFamily(
     "auc", "per-instance ROC AUC over (positive, negative) label pairs, ties ½",
     "instance", "mean", lambda Y, T, s, topk, k, t, d: _auc(Y, s, d), tasks=_MULTILABEL))
 _register(MetricFamily(
     "f1", "example-based F1 with pred = score > threshold", "instance", "mean",
-    lambda Y, T, s, topk, k, t, d: _f1(Y, s, t), tasks=_MULTILABEL))
+    lambda Y, T, s, topk, k, t, d: _f1(Y, s, t), tasks=_MULTILABEL, uses_threshold=True))
 _register(MetricFamily(
     "micro_f1", "F1 of the per-label TP/FP/FN counts summed over labels", "counts", "micro",
-    None, tasks=_MULTILABEL))
+    None, tasks=_MULTILABEL, uses_threshold=True))
 _register(MetricFamily(
     "macro_f1", "mean over labels of the per-label F1", "counts", "macro", None,
-    tasks=_MULTILABEL))
+    tasks=_MULTILABEL, uses_threshold=True))
 _register(MetricFamily(
     "error", "multi-class error rate: argmax score is not the true class", "instance", "mean",
     lambda Y, T, s, topk, k, t, d: _error(Y, s), higher_is_better=False, tasks=_CLASSES))

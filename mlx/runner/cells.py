@@ -100,13 +100,35 @@ def _fit(method, X, Y, mask, X_unlabelled):
 
 
 def _evaluate(method, cell, X, Y, metrics, threshold, Y_train):
-    from mlx.metrics import evaluate
+    """``{metric: (value, n_eval)}``; thresholded metrics are ``(None, 0)`` when neither the
+    config nor the method gives a decision threshold."""
+    from mlx.metrics import evaluate, parse_metric
     from mlx.tasks import get_task
 
     t = threshold if threshold is not None else method.threshold
+    blank = [] if t is not None else [m for m in metrics if parse_metric(m).family.uses_threshold]
+    computed = [m for m in metrics if m not in blank]
     predict = get_task(cell.task).predictor(method.decision_function, Y_train)
-    return evaluate(predict, X, Y, list(metrics), batch_size=cell.batch_size,
-                    threshold=t, auc_degenerate=cell.auc_degenerate)
+    out = {}
+    if computed:
+        out = evaluate(predict, X, Y, computed, batch_size=cell.batch_size,
+                       threshold=0.0 if t is None else t, auc_degenerate=cell.auc_degenerate)
+    out.update({m: (None, 0) for m in blank})
+    return out
+
+
+def _blank_note(method, cell) -> str:
+    """Why thresholded metrics are blank for this cell ("" when they are not)."""
+    from mlx.metrics import parse_metric
+
+    if cell.threshold is not None or method.threshold is not None:
+        return ""
+    blank = [m for m in cell.metrics if parse_metric(m).family.uses_threshold]
+    if not blank:
+        return ""
+    return (f"{', '.join(blank)} not computed: {cell.method} has no decision threshold (its "
+            f"scores only rank labels); set methods[{cell.method_index}].threshold to compute "
+            f"them")
 
 
 def _select(cell, data, fixed: dict, method_seed: int):
@@ -239,6 +261,7 @@ def _run_cell(cell) -> dict:
             res = _evaluate(method, cell, X, Y, cell.metrics, cell.threshold, data.Y_fit)
             record["results"][split_name] = {m: [_jsonable(v), int(n)] for m, (v, n) in res.items()}
         record["predict_seconds"] = time.perf_counter() - t0
+        record["message"] = _blank_note(method, cell)
     except DivergenceError as exc:
         record.update(status="diverged", message=str(exc), results={})
     except MlxError as exc:

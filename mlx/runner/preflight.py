@@ -97,6 +97,7 @@ def _check_method_settings(cells, sizes: dict) -> None:
     """
     from mlx.methods import METHODS
     from mlx.methods.base import FitContext, InvalidParameterError
+    from mlx.metrics import parse_metric
 
     seen = set()
     for cell in cells:
@@ -120,6 +121,13 @@ def _check_method_settings(cells, sizes: dict) -> None:
             if "task" in cls._param_names():
                 params["task"] = cell.task
             method = cls(**params)
+            if select and cell.threshold is None and method.threshold is None and \
+                    parse_metric(cell.selection_metric).family.uses_threshold:
+                raise ConfigError(cell.dataset.source, "selection.metric",
+                                  f"{cell.selection_metric} needs a decision threshold, which "
+                                  f"{cell.method} does not have (its scores only rank labels); "
+                                  f"select on a ranking metric such as auc or p@1, or set "
+                                  f"methods[{cell.method_index}].threshold")
             try:
                 method.check_context(FitContext(task=cell.task, n_samples=n, n_features=d,
                                                 n_labels=L, observed_ratio=cell.observed_ratio,

@@ -311,6 +311,9 @@ def wide_table(frame: pd.DataFrame, *, split: str = "test") -> pd.DataFrame:
                 statuses = sorted(set(group["status"]) - {"ok"}) or ["missing"]
                 row[metric] = "/".join(statuses)
                 continue
+            if vals.isna().all():          # not computed (the message of the cell says why)
+                row[metric] = "n/a"
+                continue
             text = (f"{vals.mean():.4f} ± {vals.std(ddof=1):.4f}" if reps > 1
                     else f"{vals.mean():.4f}")
             base = baseline.get((metric, first["observed_ratio"], first["labelled_ratio"]))
@@ -370,6 +373,11 @@ def render_tables(frame: pd.DataFrame, output, *, title: str = "") -> str:
         parts.append(heading + "\n\n" + to_markdown(table) + notes)
         if split == (splits or ["test"])[0]:
             atomic_write_text(Path(output) / "table.csv", table.to_csv(index=False, lineterminator="\n"))
+    blanks = frame[(frame["status"] == "ok") & frame["message"].fillna("").astype(str).ne("")]
+    blank_msgs = list(dict.fromkeys(f"{r['label']}: {r['message']}"
+                                    for _, r in blanks.iterrows()))
+    if blank_msgs:
+        parts.append("n/a: " + "\n\nn/a: ".join(blank_msgs) + "\n")
     notes = frame[frame["status"] != "ok"].drop_duplicates("cell_id")
     if len(notes):
         parts.append("Cells without results:\n\n" + "\n".join(

@@ -228,8 +228,8 @@ def synthetic():
                                     n_test=200, density=0.3, seed=1)
 
 
-def test_threshold_is_zero():
-    assert WSABIE().threshold == 0.0                      # a ranking: no natural cut-off
+def test_no_decision_threshold():
+    assert WSABIE().threshold is None                     # a ranking: no natural cut-off
 
 
 def test_recovery_precision_well_above_chance(synthetic):

@@ -60,3 +60,34 @@ def test_selection_edge_convergence_and_times_are_shown(tmp_path):
     assert sel["converged"] == "yes"
     assert float(sel["total s"]) >= float(sel["fit s"])
     assert _row(md, "constant")["selected"] == ""
+
+
+def test_ranking_only_method_leaves_thresholded_metrics_blank_with_the_reason(tmp_path):
+    p = tmp_path / "w.yaml"
+    p.write_text(textwrap.dedent("""
+        name: w
+        dataset: {synthetic: {n_samples: 120, n_features: 10, n_labels: 5, rank: 2, seed: 1}}
+        methods:
+          - name: wsabie
+            label: W
+            params: {epochs: 2}
+          - name: wsabie
+            label: CUT
+            params: {epochs: 2}
+            threshold: 0.0
+        metrics: [hamming, f1, auc]
+        """))
+    s = run_experiment(load_config(p), jobs=1, output=str(tmp_path / "o"), quiet=True,
+                       progress=False)
+    frame = pd.read_csv(s.output / "results.csv")
+    w = frame[frame["label"] == "W"].set_index("metric")
+    assert w["value"][["hamming", "f1"]].isna().all() and w["value"]["auc"] > 0
+    assert (w["n_eval"][["hamming", "f1"]] == 0).all()
+    assert w["message"].iloc[0] == ("hamming, f1 not computed: wsabie has no decision "
+                                    "threshold (its scores only rank labels); set "
+                                    "methods[0].threshold to compute them")
+    cut = frame[frame["label"] == "CUT"].set_index("metric")
+    assert cut["value"].notna().all()
+    row = _row(s.table_md, "W")
+    assert row["hamming"] == row["f1"] == "n/a"
+    assert "n/a: W: hamming, f1 not computed" in s.table_md
