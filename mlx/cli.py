@@ -151,17 +151,60 @@ def validate(configs):
 
 # ----------------------------------------------------------------------------- listings
 @cli.command("methods")
-def methods_cmd():
-    """List the available methods and their parameters."""
+@click.argument("name", required=False)
+def methods_cmd(name):
+    """List the available methods and their parameters, or describe method NAME.
+
+    With NAME: its tasks, whether it uses a rank and supports missing labels, and for each
+    parameter its default, constraint and meaning.
+    """
     from mlx.methods import METHODS
 
-    for name in METHODS.names():
-        cls = METHODS.get(name)
+    if name is not None:
+        _describe_method(METHODS.get(name))
+        return
+    for key in METHODS.names():
+        cls = METHODS.get(key)
         doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
         params = ", ".join(p for p in cls._param_names() if p not in ("random_state", "task"))
-        click.echo(f"{name:10s} {doc}")
+        click.echo(f"{key:10s} {doc}")
         click.echo(f"{'':10s} tasks: {', '.join(cls.tasks)}")
         click.echo(f"{'':10s} parameters: {params or '(none)'}")
+
+
+_RUNNER_SETS = {"rank": "from sweep.rank_ratio or sweep.rank",
+                "random_state": "from the config's seed", "task": "from the dataset's task"}
+
+
+def _describe_method(cls) -> None:
+    import inspect
+
+    from mlx.docstrings import parameter_meanings
+    from mlx.methods.base import _describe
+
+    def yes(flag):
+        return "yes" if flag else "no"
+
+    doc = (cls.__doc__ or "").strip().splitlines()
+    click.echo(f"{cls.name}: {doc[0] if doc else ''}".rstrip())
+    click.echo(f"tasks: {', '.join(cls.tasks)}")
+    click.echo(f"uses_rank: {yes(cls.uses_rank)}")
+    click.echo(f"supports_missing_labels: {yes(cls.supports_missing_labels)}")
+    meanings = parameter_meanings(cls.__doc__)
+    params = [p for p in inspect.signature(cls.__init__).parameters.values()
+              if p.name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+    click.echo("parameters:" if params else "parameters: (none)")
+    for p in params:
+        constraint = " or ".join(_describe(c) for c in cls._parameter_constraints.get(p.name, ()))
+        if p.name in _RUNNER_SETS and (p.name != "rank" or cls.uses_rank):
+            default = f"set by the runner ({_RUNNER_SETS[p.name]})"
+        elif p.default is p.empty:
+            default = "required"
+        else:
+            default = f"default {p.default!r}"
+        click.echo(f"  {p.name}: {'; '.join(x for x in (default, constraint) if x)}")
+        if meanings.get(p.name):
+            click.echo(f"      {meanings[p.name]}")
 
 
 @cli.command("metrics")
@@ -193,26 +236,120 @@ def datasets_list():
         click.echo(f"{name:14s} {entry.get('task', ''):11s} {entry.get('format', ''):18s} {state}")
 
 
-def _parts(name):
-    """(part, Dataset) pairs of a registered dataset: train and test, or all for unsplit sets."""
-    from mlx.data.catalog import load_full, load_split, resolve_dataset
+_FILE_OPTIONS = {"test": "--test", "n_labels": "--n-labels", "n_features": "--n-features",
+                 "xml": "--xml", "task": "--task", "format": "--format", "train": "PATH"}
 
-    spec = resolve_dataset(name, source=None)
+
+def _spec_options(command):
+    """The options of ``datasets info`` and ``convert`` that describe the data: a registered
+    NAME, a data file PATH with --format and its options, or --config."""
+    options = [
+        click.argument("target", metavar="[NAME|PATH]", required=False),
+        click.option("--config", "config", type=click.Path(dir_okay=False), default=None,
+                     help="Use the 'dataset:' of this experiment config."),
+        click.option("--format", "fmt", metavar="FORMAT", default=None,
+                     help="PATH is a data file in this format (arff, arff-regression, "
+                          "libsvm-multilabel, libsvm-multiclass, xc, csv), read as a config's "
+                          "file spec would be."),
+        click.option("--test", metavar="PATH", default=None, help="With --format: the test file."),
+        click.option("--n-labels", type=int, metavar="N", default=None,
+                     help="With --format: the number of labels (arff: the last N attributes; "
+                          "libsvm-multilabel)."),
+        click.option("--n-features", type=int, metavar="N", default=None,
+                     help="With --format: the number of features (libsvm)."),
+        click.option("--xml", metavar="PATH", default=None,
+                     help="With --format arff: the Mulan XML label list."),
+        click.option("--task", metavar="TASK", default=None,
+                     help="With --format: the task to read the file as (e.g. ordinal)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _load_target(target, config, fmt, test, n_labels, n_features, xml, task):
+    """``(DatasetSpec, [(part, Dataset), ...])`` of ``datasets info`` / ``convert``'s target."""
+    from mlx.data.catalog import resolve_dataset
+    from mlx.data.registry import list_datasets
+    from mlx.errors import ConfigError, UnknownNameError
+    from mlx.validation import read_yaml
+
+    file_options = {"test": test, "n_labels": n_labels, "n_features": n_features, "xml": xml,
+                    "task": task}
+    given = [_FILE_OPTIONS[k] for k, v in file_options.items() if v is not None]
+    if config is not None:
+        if target is not None or fmt is not None or given:
+            raise click.UsageError("--config takes the dataset from the config; give no NAME, "
+                                   "PATH or file options with it")
+        raw = read_yaml(config, empty_hint="a config needs at least 'name', 'dataset' and "
+                                           "'methods'")
+        if not isinstance(raw, dict) or "dataset" not in raw:
+            raise ConfigError(str(config), None, "missing required key 'dataset'")
+        spec = resolve_dataset(raw["dataset"], source=str(config), key_path="dataset")
+        return spec, _parts(spec)
+    if target is None:
+        raise click.UsageError("give a registered dataset NAME, a data file PATH with --format, "
+                               "or --config CONFIG")
+    if fmt is None:
+        if given:
+            verb = "describes" if len(given) == 1 else "describe"
+            raise click.UsageError(f"{', '.join(given)} {verb} a data file: give its --format "
+                                   "too")
+        if target not in list_datasets() and os.path.exists(target):
+            raise ConfigError(None, None, f"{target} is a file, not a registered dataset; give "
+                                          "its --format (and e.g. --n-labels), as in 'mlx "
+                                          f"datasets info --format arff --n-labels L {target}'")
+        spec = resolve_dataset(target, source=None)
+        return spec, _parts(spec)
+    node = {"format": fmt, "train": target}
+    node.update({k: v for k, v in file_options.items() if v is not None})
+    try:
+        spec = resolve_dataset(node, source=None, key_path="dataset")
+        return spec, _parts(spec)
+    except ConfigError as exc:
+        # Name the command-line options, not config keys ("--n-labels: must be ...").
+        if exc.source is not None or isinstance(exc, UnknownNameError) \
+                or not (exc.key_path or "").startswith("dataset"):
+            raise
+        key = exc.key_path.partition(".")[2]
+        raise ConfigError(None, _FILE_OPTIONS.get(key), exc.message) from None
+
+
+def _parts(spec):
+    """(part, Dataset) pairs of a dataset: train and test, or all for unsplit sets."""
+    from mlx.data.catalog import load_full, load_split
+
     if spec.has_split:
         split = load_split(spec)
         return [("train", split.train), ("test", split.test)]
     return [("all", load_full(spec))]
 
 
+def _describe_spec(spec) -> str:
+    if spec.kind == "synthetic":
+        params = ", ".join(f"{k}={v}" for k, v in spec.params if k != "task")
+        return f"{spec.name}: synthetic {spec.task} data ({params})"
+    files = ", ".join(f"{role} {path}" for role, path in spec.files)
+    return f"{spec.name}: {spec.format} files ({spec.task}): {files}"
+
+
 @datasets.command("info")
-@click.argument("name")
-def datasets_info(name):
-    """Statistics of dataset NAME (n, d, L, average features and labels per row)."""
+@_spec_options
+def datasets_info(target, config, fmt, test, n_labels, n_features, xml, task):
+    """Statistics of a dataset (n, d, L, average features and labels per row).
+
+    The dataset is a registered NAME, a data file PATH read as --format says (e.g. 'mlx
+    datasets info --format arff --n-labels 6 scene-train.arff --test scene-test.arff'), or
+    the dataset of --config CONFIG.
+    """
     from mlx.data.catalog import dataset_info
 
-    entry = dataset_info(name)
-    parts = _parts(name)
-    click.echo(f"{name}: {entry.get('description', '')}".rstrip())
+    spec, parts = _load_target(target, config, fmt, test, n_labels, n_features, xml, task)
+    entry = dataset_info(spec.name) if spec.kind == "registry" else {}
+    if spec.kind == "registry":
+        click.echo(f"{spec.name}: {entry.get('description', '')}".rstrip())
+    else:
+        click.echo(_describe_spec(spec))
     click.echo(f"{'split':6s} {'n':>8s} {'d':>8s} {'L':>6s} {'avg feats':>10s} {'avg labels':>10s}")
     for part, ds in parts:
         s = ds.stats()
@@ -239,22 +376,26 @@ def datasets_fetch(names, dest):
 
 
 @datasets.command("convert")
-@click.argument("name")
-@click.option("--to", "fmt", type=click.Choice(["xc", "libsvm"]), required=True,
+@_spec_options
+@click.option("--to", "to", type=click.Choice(["xc", "libsvm"]), required=True,
               help="Target format: Extreme Classification Repository or LIBSVM multi-label.")
 @click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False), required=True,
               help="Directory for <name>-train.* and <name>-test.*.")
-def datasets_convert(name, fmt, out_dir):
-    """Write dataset NAME's train and test files in another format."""
+def datasets_convert(target, config, fmt, test, n_labels, n_features, xml, task, to, out_dir):
+    """Write a dataset's train and test files in another format.
+
+    The dataset is given as for 'mlx datasets info': a registered NAME, a data file PATH with
+    --format and its options, or --config CONFIG.
+    """
     from pathlib import Path
 
     from mlx.data.convert import write_libsvm, write_xc
 
-    parts = _parts(name)
-    writer, ext = (write_xc, "txt") if fmt == "xc" else (write_libsvm, "svm")
+    spec, parts = _load_target(target, config, fmt, test, n_labels, n_features, xml, task)
+    writer, ext = (write_xc, "txt") if to == "xc" else (write_libsvm, "svm")
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     for part, ds in parts:
-        path = Path(out_dir) / f"{name}-{part}.{ext}"
+        path = Path(out_dir) / f"{spec.name}-{part}.{ext}"
         writer(ds, path)
         click.echo(str(path))
 

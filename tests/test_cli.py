@@ -124,3 +124,224 @@ def test_methods_and_metrics_listings():
     assert r.exit_code == 0 and "br" in r.output
     r = invoke("metrics")
     assert r.exit_code == 0 and "auc" in r.output
+
+
+# ----------------------------------------------------------------------------- methods NAME
+def test_methods_name_describes_parameters():
+    r = invoke("methods", "leml")
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert lines[:5] == [
+        "leml: Low-rank empirical risk minimisation for multi-label learning (LEML).",
+        "tasks: multilabel, multiclass",
+        "uses_rank: yes",
+        "supports_missing_labels: yes",
+        "parameters:"]
+    text = r.output
+    assert ("  rank: set by the runner (from sweep.rank_ratio or sweep.rank); an int in the range "
+            "[1, inf)\n      Latent dimension k.\n") in text
+    assert ("  l2_reg: default 0.1; a float in the range [0, inf)\n      lambda above; 0 is "
+            "allowed (minimum-norm solutions are used where a subproblem is singular).\n") in text
+    # no description in the docstring: no meaning line
+    assert ("  loss: default 'squared'; a str among {'logistic', 'squared', 'squared_hinge'}\n"
+            "  max_iter: default 10;") in text
+    assert "  random_state: set by the runner (from the config's seed); None or an int\n" in text
+
+
+def test_methods_name_runner_parameters_and_tasks():
+    r = invoke("methods", "br")
+    assert r.exit_code == 0, r.output
+    assert "uses_rank: no\n" in r.output
+    assert ("  task: set by the runner (from the dataset's task); a str among {'multiclass', "
+            "'multilabel', 'ordinal', 'regression'}\n      Set by the runner from the dataset.\n"
+            ) in r.output
+    assert ("  C: default 1.0; a float in the range (0, inf)\n      liblinear's cost -c; used by "
+            "the logistic and squared-hinge losses.\n") in r.output
+
+
+def test_methods_unknown_name_suggests():
+    r = invoke("methods", "lem")
+    assert r.exit_code == 2
+    assert r.output == ("Error: unknown method 'lem'. Did you mean 'leml'? Available methods: "
+                        "bcs, br, constant, cplst, leml, mom, wsabie\n")
+
+
+def test_parameter_meanings_parse_numpydoc():
+    from mlx.docstrings import first_sentence, parameter_meanings
+
+    doc = """Summary line.
+
+    Parameters
+    ----------
+    a, b : float > 0, default=1.0
+        Shared meaning, e.g. both ``a`` and :func:`b`. Second sentence.
+    c : {"x", "y"}
+    d : int
+        Ends without a period (see f. Not this)
+
+        Second paragraph.
+
+    A closing paragraph at the parameters' indentation is not a parameter.
+
+    Returns
+    -------
+    e : int
+        Not a parameter.
+    """
+    assert parameter_meanings(doc) == {
+        "a": "Shared meaning, e.g. both a and b.", "b": "Shared meaning, e.g. both a and b.",
+        "c": "", "d": "Ends without a period (see f. Not this)"}
+    assert parameter_meanings("No sections.") == {}
+    assert first_sentence("One. Two.") == "One."
+
+
+# ----------------------------------------------------------------------------- datasets on files
+MEKA_ARFF = """@relation 'toy: -C 2'
+@attribute lab0 {0,1}
+@attribute lab1 {0,1}
+@attribute f0 numeric
+@attribute f1 numeric
+@data
+1,0,1.5,0
+0,1,0,2
+1,1,0,0
+"""
+
+
+def _files(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "toy-train.arff").write_text(MEKA_ARFF)
+    (tmp_path / "d" / "toy-test.arff").write_text(MEKA_ARFF)
+
+
+INFO_TABLE = ("split         n        d      L  avg feats avg labels\n"
+              "train         3        2      2       0.67      1.333\n"
+              "test          3        2      2       0.67      1.333\n")
+
+
+def test_datasets_info_on_files(tmp_path, monkeypatch):
+    _files(tmp_path, monkeypatch)
+    r = invoke("datasets", "info", "--format", "arff", "d/toy-train.arff", "--test",
+               "d/toy-test.arff")
+    assert r.exit_code == 0, r.output
+    assert r.output == ("toy: arff files (multilabel): train d/toy-train.arff, test "
+                        "d/toy-test.arff\n" + INFO_TABLE)
+    r = invoke("datasets", "info", "--format", "arff", "--n-labels", "2", "d/toy-train.arff")
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines()[-1] == "all           3        2      2       0.67      1.333"
+
+
+def test_datasets_info_and_convert_from_a_config(tmp_path, monkeypatch):
+    _files(tmp_path, monkeypatch)
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "x.yaml").write_text(
+        "name: x\ndataset: {format: arff, train: ../d/toy-train.arff, test: ../d/toy-test.arff, "
+        "name: mine}\nmethods: [{name: br}]\n")
+    r = invoke("datasets", "info", "--config", "c/x.yaml")
+    assert r.exit_code == 0, r.output
+    assert r.output == ("mine: arff files (multilabel): train ../d/toy-train.arff, test "
+                        "../d/toy-test.arff\n" + INFO_TABLE)
+    r = invoke("datasets", "convert", "--config", "c/x.yaml", "--to", "libsvm", "-o", "out")
+    assert r.exit_code == 0, r.output
+    assert r.output == "out/mine-train.svm\nout/mine-test.svm\n"
+    assert (tmp_path / "out" / "mine-test.svm").read_text() == "0 1:1.5\n1 2:2.0\n0,1\n"
+
+
+def test_datasets_convert_on_files(tmp_path, monkeypatch):
+    _files(tmp_path, monkeypatch)
+    r = invoke("datasets", "convert", "--format", "arff", "d/toy-train.arff", "--to", "xc",
+               "-o", "out")
+    assert r.exit_code == 0, r.output
+    assert r.output == "out/toy-all.txt\n"
+    assert (tmp_path / "out" / "toy-all.txt").read_text() == "3 2 2\n0 0:1.5\n1 1:2.0\n0,1\n"
+
+
+@pytest.mark.parametrize("args, code, message", [
+    (["--n-labels", "2", "scene"], 2, "Error: --n-labels describes a data file: give its --format "
+                                      "too"),
+    ([], 2, "Error: give a registered dataset NAME, a data file PATH with --format, or --config "
+            "CONFIG"),
+    (["--config", "c.yaml", "scene"], 2, "Error: --config takes the dataset from the config; give "
+                                         "no NAME, PATH or file options with it"),
+    (["d/toy-train.arff"], 2, "Error: d/toy-train.arff is a file, not a registered dataset; give "
+                              "its --format (and e.g. --n-labels), as in 'mlx datasets info "
+                              "--format arff --n-labels L d/toy-train.arff'"),
+    (["--format", "arff", "--n-labels", "0", "d/toy-train.arff"], 2,
+     "Error: --n-labels: must be an int >= 1. Got 0 instead."),
+    (["--format", "arf", "d/toy-train.arff"], 2,
+     "Error: --format: must be one of 'arff', 'arff-regression', 'libsvm-multilabel', "
+     "'libsvm-multiclass', 'xc', 'csv'. Got 'arf' instead. Did you mean 'arff'?"),
+    (["--format", "arff", "--task", "regression", "d/toy-train.arff"], 2,
+     "Error: --task: must be 'multilabel' for format 'arff' (the only task it can be read as). "
+     "Got 'regression' instead."),
+    (["--format", "libsvm-multiclass", "--xml", "x.xml", "d/toy-train.arff"], 2,
+     "Error: --xml: is not used with format 'libsvm-multiclass' (a Mulan XML label list is only "
+     "set for 'arff')"),
+    (["--format", "arff", "--n-labels", "3", "d/toy-train.arff"], 1,
+     "Error: {tmp}/d/toy-train.arff:1: n_labels=3 disagrees with the MEKA option -C 2 in the "
+     "relation name (the first 2 attributes are the labels); set n_labels to 2 or leave it out"),
+    (["--format", "arff", "--n-labels", "2", "d/nope.arff"], 1,
+     "Error: d/nope.arff: file not found (the train file); looked in {tmp} (the current "
+     "directory) and on the data path ({search})"),
+    (["--config", "nope.yaml"], 2, "Error: nope.yaml: file not found"),
+])
+def test_datasets_info_errors(tmp_path, monkeypatch, args, code, message):
+    from mlx.data.paths import describe_search_path
+
+    _files(tmp_path, monkeypatch)
+    (tmp_path / "c.yaml").write_text("name: x\ndataset: scene\nmethods: [{name: br}]\n")
+    r = invoke("datasets", "info", *args)
+    assert r.exit_code == code, r.output
+    last = r.output.strip().splitlines()[-1]
+    assert last == message.format(tmp=tmp_path, search=describe_search_path())
+
+
+def _staged(rel):
+    import os
+    from pathlib import Path
+
+    for d in os.environ.get("MLX_DATA_PATH", "").split(os.pathsep):
+        if d and (Path(d) / rel).is_file():
+            return (Path(d) / rel).resolve()
+    pytest.skip(f"{rel} not on MLX_DATA_PATH")
+
+
+@pytest.mark.data
+def test_datasets_info_on_a_mulan_file_checks_the_xml_beside():
+    train, xml = _staged("scene/scene-train.arff.gz"), _staged("scene/scene.xml")
+    r = invoke("datasets", "info", "--format", "arff", "--n-labels", "7", str(train))
+    assert r.exit_code == 1
+    assert r.output == (f"Error: {train}: n_labels=7 does not match the label list {xml} (found "
+                        "beside the data file), which names 6 labels: attribute 'Att294' (294 of "
+                        "300) is among the last 7 attributes but not in that list\n")
+    r = invoke("datasets", "info", "--format", "arff", str(train))
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines()[-1] == "all        1211      294      6     290.51      1.062"
+
+
+@pytest.mark.data
+def test_datasets_info_registered_name_unchanged():
+    _staged("scene/scene-train.arff.gz")
+    r = invoke("datasets", "info", "scene")
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines()[1:3] == [
+        "split         n        d      L  avg feats avg labels",
+        "train      1211      294      6     290.51      1.062"]
+
+
+# ----------------------------------------------------------------------------- validate
+def test_validate_missing_user_file_has_no_fetch_advice(tmp_path, monkeypatch):
+    """A user's own file cannot be fetched: the message names it once, without fetch advice."""
+    from mlx.data.paths import describe_search_path
+
+    monkeypatch.setenv("MLX_DATA_PATH", str(tmp_path / "empty"))
+    p = write(tmp_path, CONFIG.replace(
+        "dataset:\n  synthetic: {n_samples: 120, n_features: 12, n_labels: 6, rank: 2, seed: 0}",
+        "dataset: {format: arff, train: no/such-train.arff, test: no/such-test.arff, "
+        "n_labels: 3}"))
+    r = invoke("validate", str(p))
+    assert r.exit_code == 1
+    assert r.output == (f"Error: no/such-train.arff: file not found (config key dataset.train in "
+                        f"{p}); looked in {tmp_path} (paths are relative to the config file) and "
+                        f"on the data path ({describe_search_path()})\n")

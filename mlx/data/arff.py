@@ -5,8 +5,18 @@ Mulan multi-label ARFF
 A Weka ARFF file whose **last L attributes are the labels** (nominal ``{0,1}``); the other
 attributes are the features. L comes from the caller (the dataset registry or the config's
 ``n_labels``) or from the Mulan XML label list. Label names are taken from the ARFF attribute
-names, in ARFF order; the XML, when given, is only checked to name the same set of labels
+names, in ARFF order; the XML, when given, must name exactly the label attributes, as a set
 (yeast's XML lists them in a different order).
+
+MEKA files say where their labels are in the relation name, ``@relation 'name: -C 53'``: with
+``-C C``, C > 0, the labels are the **first** C attributes; C < 0, the last ``-C``. This option
+is read whenever present, and ``n_labels`` (if given) must agree with it.
+
+Without an XML file or ``-C``, a header whose label attributes are recognisable is checked:
+Mulan labels are nominal ``{0,1}``, so ``n_labels`` reaching past the trailing ``{0,1}``
+attributes (into a numeric feature, say) is an error, and ``n_labels`` stopping short of them
+when the features before them are not ``{0,1}`` is logged as a warning. A bag-of-words file
+whose features are ``{0,1}`` too cannot be checked this way.
 
 Both row styles are read:
 
@@ -42,10 +52,12 @@ gzip-compressed. ``string``, ``date`` and ``relational`` attributes are rejected
 
 from __future__ import annotations
 
+import logging
 import math
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -67,12 +79,16 @@ __all__ = [
     "Attribute",
     "ArffHeader",
     "read_arff_header",
+    "meka_labels",
+    "find_mulan_xml",
     "read_mulan_arff",
     "read_mulan_files",
     "read_mulan_xml",
     "read_arff_regression",
     "read_regression_files",
 ]
+
+log = logging.getLogger(__name__)
 
 _NUMERIC = ("numeric", "real", "integer")
 # Every byte except b" " and b","; deleting them from a sparse row leaves its separators.
@@ -99,6 +115,7 @@ class ArffHeader:
     relation: str
     attributes: tuple
     data_line: int  # line number of the @data line
+    relation_line: int | None = None  # line number of the @relation line
 
 
 # ----------------------------------------------------------------------------- header
@@ -173,7 +190,7 @@ def _parse_attribute(text: str, path, line_no) -> Attribute:
 
 
 def _read_header(lines: Iterator, path) -> ArffHeader:
-    relation, attributes = "", []
+    relation, relation_line, attributes = "", None, []
     for line_no, raw in lines:
         s = raw.strip()
         if not s or s[:1] == b"%":
@@ -181,15 +198,17 @@ def _read_header(lines: Iterator, path) -> ArffHeader:
         text = s.decode("utf-8", "replace")
         keyword = text.split(None, 1)[0].lower()
         if keyword == "@relation":
-            relation = _split_name(text[len("@relation"):], path, line_no)[0] \
-                if text[len("@relation"):].strip() else ""
+            relation_line = line_no
+            rest = text[len("@relation"):].strip()
+            # Unquoted, the whole rest of the line (a MEKA name 'x: -C 3' left unquoted).
+            relation = _split_name(rest, path, line_no)[0] if rest[:1] in ("'", '"') else rest
         elif keyword == "@attribute":
             attributes.append(_parse_attribute(text, path, line_no))
         elif keyword == "@data":
             if not attributes:
                 raise DataFormatError(path, line_no, "@data before any @attribute (an ARFF "
                                                      "file declares its attributes first)")
-            return ArffHeader(relation, tuple(attributes), line_no)
+            return ArffHeader(relation, tuple(attributes), line_no, relation_line)
         else:
             raise DataFormatError(path, line_no, f"unexpected line '{text[:60]}' in the header "
                                                  "(expected @relation, @attribute, @data or a "
@@ -384,33 +403,172 @@ def read_mulan_xml(path) -> list[str]:
     return names
 
 
-def _resolve_n_labels(header: ArffHeader, path, n_labels, xml) -> int:
+def meka_labels(header: ArffHeader, path) -> int | None:
+    """MEKA's ``-C`` option in the relation name (``'name: -C 53'``), or None without one.
+
+    ``C > 0``: the labels are the first C attributes; ``C < 0``: the last ``-C``. As in MEKA,
+    the options are the words after the first ``:`` of the relation name.
+    """
+    _, colon, options = header.relation.partition(":")
+    if not colon:
+        return None
+    words = options.split()
+    if "-C" not in words:
+        return None
+    i = words.index("-C")
+    value = words[i + 1] if i + 1 < len(words) else ""
+    try:
+        C = int(value)
+    except ValueError:
+        C = 0
     m = len(header.attributes)
-    if n_labels is None and xml is None:
-        raise ValueError("give n_labels or xml: Mulan ARFF files do not say which attributes "
-                         "are labels")
-    L = n_labels
-    if xml is not None:
-        xml_names = read_mulan_xml(xml)
-        if L is None:
-            L = len(xml_names)
-        elif len(xml_names) != L:
-            raise DataFormatError(xml, None, f"lists {len(xml_names)} labels but n_labels={L}; "
-                                             "they must agree")
-    if not 1 <= L < m:
-        raise DataFormatError(path, None, f"n_labels={L} does not fit the {m} declared attributes "
-                                          f"(labels are the last L attributes; need 1 <= L < {m})")
-    if xml is not None:
-        last = {a.name for a in header.attributes[m - L:]}
-        for name in xml_names:
-            if name not in last:
-                raise DataFormatError(xml, None, f"label '{name}' is not among the last {L} "
-                                                 f"attributes of {path} (Mulan labels must be "
-                                                 "the last attributes)")
-    return L
+    where = f"the relation name '{header.relation}' has MEKA option"
+    if C == 0:
+        got = f"'-C {value}'" if value else "'-C' without a number"
+        raise DataFormatError(path, header.relation_line,
+                              f"{where} {got}; expected -C and a non-zero integer C (C > 0: "
+                              "the first C attributes are the labels; C < 0: the last -C)")
+    if abs(C) >= m:
+        raise DataFormatError(path, header.relation_line,
+                              f"{where} -C {C}, which does not fit the {m} declared attributes "
+                              f"(need 1 <= |C| < {m}: features and labels are attributes)")
+    return C
 
 
-def _mulan_dataset(path, header: ArffHeader, rows: _Rows, L: int, name: str) -> Dataset:
+def find_mulan_xml(path) -> Path | None:
+    """The Mulan label list beside a data file: ``<name>.xml`` in the same directory.
+
+    ``<name>`` is the file name without ``.gz`` and ``.arff``, then with trailing ``-part``,
+    ``_part`` or ``.part`` pieces cut one at a time (``Corel5k-train-sparse.arff.gz`` tries
+    ``Corel5k-train-sparse.xml``, ``Corel5k-train.xml``, ``Corel5k.xml``); the longest name
+    that exists wins.
+    """
+    path = Path(path)
+    stem = path.name
+    for suffix in (".gz", ".arff"):
+        if stem.lower().endswith(suffix):
+            stem = stem[: -len(suffix)]
+    while stem:
+        candidate = path.parent / f"{stem}.xml"
+        if candidate.is_file():
+            return candidate
+        cut = max(stem.rfind(sep) for sep in "-_.")
+        if cut <= 0:
+            return None
+        stem = stem[:cut]
+    return None
+
+
+def _is_binary(a: Attribute) -> bool:
+    return a.kind == "nominal" and len(a.values) == 2 and set(a.values) == {"0", "1"}
+
+
+def _check_label_types(header: ArffHeader, path, L: int) -> None:
+    """Mulan labels are nominal ``{0,1}``: compare ``L`` with the trailing ``{0,1}`` run."""
+    attrs = header.attributes
+    m = len(attrs)
+    run = 0
+    while run < m and _is_binary(attrs[m - 1 - run]):
+        run += 1
+    if run == 0:
+        return  # no {0,1} attribute at the end: the labels are not recognisable
+    if L > run:
+        k = m - run  # 1-based number of the last attribute that is not {0,1}
+        raise DataFormatError(path, None, f"n_labels={L} makes attribute "
+                                          f"{attrs[k - 1].describe()} ({k} of {m}) a label, but "
+                                          "Mulan labels are nominal {0,1} and only the last "
+                                          f"{run} attributes are; check n_labels, or give the "
+                                          "Mulan XML label list (xml)")
+    if L < run < m:
+        k = m - L
+        log.warning("%s: n_labels=%d, but the last %d attributes are nominal {0,1} and the one "
+                    "before them is not; attribute %s (%d of %d) will be read as a feature: "
+                    "check n_labels, or give the Mulan XML label list (xml)", path, L, run,
+                    attrs[k - 1].describe(), k, m)
+
+
+def _check_xml(header: ArffHeader, path, xml, names: list, start: int, L: int, given: str,
+               beside: bool) -> None:
+    """The XML's labels must be exactly attributes ``start .. start+L-1`` of ``header``."""
+    attrs = header.attributes
+    declared = {a.name for a in attrs}
+    listed = set()
+    for name in names:
+        if name in listed:
+            raise DataFormatError(xml, None, f"label '{name}' is listed twice (a Mulan label "
+                                             "list names each label once)")
+        if name not in declared:
+            raise DataFormatError(xml, None, f"label '{name}' is not an attribute of {path} "
+                                             "(a Mulan label list names label attributes of "
+                                             "the ARFF file)")
+        listed.add(name)
+    which = "first" if start == 0 else "last"
+    for k, a in enumerate(attrs):
+        as_label = start <= k < start + L
+        if as_label == (a.name in listed):
+            continue
+        where = f"{xml} (found beside the data file)" if beside else str(xml)
+        what = (f"is among the {which} {L} attributes but not in that list" if as_label
+                else f"is in that list but not among the {which} {L} attributes")
+        if given:
+            head = (f"{given} does not match the label list {where}, which names "
+                    f"{len(names)} labels")
+        else:
+            head = (f"the label list {where} names {len(names)} labels but not the {which} "
+                    f"{L} attributes (Mulan labels are the last attributes)")
+        raise DataFormatError(path, None, f"{head}: attribute '{a.name}' ({k + 1} of "
+                                          f"{len(attrs)}) {what}")
+
+
+def _label_layout(paths: Sequence, headers: Sequence[ArffHeader], n_labels, xml,
+                  beside: bool) -> tuple[int, int]:
+    """``(start, L)``: the labels are attributes ``start .. start+L-1`` (0-based)."""
+    path, header = paths[0], headers[0]
+    m = len(header.attributes)
+    C, C_path, C_line = None, None, None
+    for p, h in zip(paths, headers):
+        c = meka_labels(h, p)
+        if c is None:
+            continue
+        if C is None:
+            C, C_path, C_line = c, p, h.relation_line
+        elif c != C:
+            raise DataFormatError(p, h.relation_line, f"the relation name has MEKA option "
+                                                      f"-C {c} but {C_path} has -C {C}; train "
+                                                      "and test files must have the same labels")
+    names = read_mulan_xml(xml) if xml is not None else None
+    if C is not None:
+        L = abs(C)
+        start = 0 if C > 0 else m - L
+        meka = f"MEKA option -C {C} in the relation name"
+        if n_labels is not None and n_labels != L:
+            which = "first" if C > 0 else "last"
+            raise DataFormatError(C_path, C_line, f"n_labels={n_labels} disagrees with the "
+                                                  f"{meka} (the {which} {L} attributes are the "
+                                                  f"labels); set n_labels to {L} or leave it out")
+        given = meka
+    else:
+        if n_labels is None and names is None:
+            raise DataFormatError(path, None, "the labels are not known: give n_labels (the "
+                                              "last n_labels attributes are the labels) or a "
+                                              "Mulan XML label list, or name them in the "
+                                              "relation with MEKA's -C option")
+        L = n_labels if n_labels is not None else len(names)
+        if not 1 <= L < m:
+            raise DataFormatError(path, None, f"n_labels={L} does not fit the {m} declared "
+                                              "attributes (labels are the last L attributes; "
+                                              f"need 1 <= L < {m})")
+        start = m - L
+        given = f"n_labels={L}" if n_labels is not None else ""
+    if names is not None:
+        _check_xml(header, path, xml, names, start, L, given, beside)
+    elif C is None:
+        _check_label_types(header, path, L)
+    return start, L
+
+
+def _mulan_dataset(path, header: ArffHeader, rows: _Rows, start: int, L: int,
+                   name: str) -> Dataset:
     attrs = header.attributes
     for a in attrs:
         if a.kind not in ("numeric", "nominal"):
@@ -419,9 +577,14 @@ def _mulan_dataset(path, header: ArffHeader, rows: _Rows, L: int, name: str) -> 
                                               "nominal with numeric values)")
     m = len(attrs)
     d = m - L
+    label_col = np.zeros(m, dtype=bool)
+    label_col[start:start + L] = True
+    new_col = np.empty(m, dtype=np.int64)    # column in X for features, in Y for labels
+    new_col[~label_col] = np.arange(d)
+    new_col[label_col] = np.arange(L)
     indptr, cols, values = _numeric_matrix(rows, header, path)
     n = len(rows.lines)
-    is_label = cols >= d
+    is_label = label_col[cols]
     bad = np.flatnonzero(is_label & (values != 0.0) & (values != 1.0))
     if bad.size:
         j = int(bad[0])
@@ -433,12 +596,12 @@ def _mulan_dataset(path, header: ArffHeader, rows: _Rows, L: int, name: str) -> 
     counts_y = np.bincount(row_ids[is_label], minlength=n)
     X_indptr = np.concatenate([[0], np.cumsum(counts_x)])
     Y_indptr = np.concatenate([[0], np.cumsum(counts_y)])
-    X = sp.csr_matrix((values[~is_label], cols[~is_label], X_indptr), shape=(n, d))
-    Y = sp.csr_matrix((values[is_label], cols[is_label] - d, Y_indptr), shape=(n, L))
+    X = sp.csr_matrix((values[~is_label], new_col[cols[~is_label]], X_indptr), shape=(n, d))
+    Y = sp.csr_matrix((values[is_label], new_col[cols[is_label]], Y_indptr), shape=(n, L))
     Y = canonical_csr(Y)
     log_rows_without_labels(Y, path)
     return Dataset(X=canonical_csr(X), Y=Y, name=name, task="multilabel",
-                   label_names=tuple(a.name for a in attrs[d:]))
+                   label_names=tuple(a.name for a in attrs[start:start + L]))
 
 
 def _read(path):
@@ -465,33 +628,39 @@ def _check_same_header(paths: Sequence, headers: Sequence[ArffHeader]) -> None:
 
 
 def read_mulan_files(paths: Sequence, *, n_labels: int | None = None, xml=None,
-                     name: str = "") -> list[Dataset]:
-    """Read Mulan ARFF files (e.g. train and test) that declare the same attributes.
+                     xml_beside=None, name: str = "") -> list[Dataset]:
+    """Read Mulan (or MEKA) ARFF files, e.g. train and test, that declare the same attributes.
 
     Parameters
     ----------
     paths : sequence of path-like
     n_labels : int, optional
-        L: the last L attributes are the labels. Required unless ``xml`` is given.
+        L: the last L attributes are the labels. Needed unless ``xml`` (or ``xml_beside``) is
+        given or the relation name has MEKA's ``-C`` option, which it must then agree with.
     xml : path-like, optional
-        Mulan XML label list; gives L when ``n_labels`` is None and is checked to name the
-        last L attributes.
+        Mulan XML label list; gives L when ``n_labels`` is None and must name exactly the label
+        attributes (in any order).
+    xml_beside : path-like, optional
+        Used like ``xml`` when ``xml`` is None: a label list found beside the data
+        (:func:`find_mulan_xml`); messages say so.
     name : str
 
     Returns
     -------
     list of Dataset, one per path: ``X`` (n, d) and ``Y`` (n, L), canonical float64 CSR,
-    ``label_names`` from the ARFF attribute names.
+    ``label_names`` from the ARFF attribute names, features and labels each in file order.
     """
     parsed = [_read(p) for p in paths]
     headers = [h for h, _ in parsed]
     _check_same_header(paths, headers)
-    L = _resolve_n_labels(headers[0], paths[0], n_labels, xml)
-    return [_mulan_dataset(p, h, r, L, name) for p, (h, r) in zip(paths, parsed)]
+    beside = xml is None and xml_beside is not None
+    start, L = _label_layout(paths, headers, n_labels, xml if xml is not None else xml_beside,
+                             beside)
+    return [_mulan_dataset(p, h, r, start, L, name) for p, (h, r) in zip(paths, parsed)]
 
 
 def read_mulan_arff(path, *, n_labels: int | None = None, xml=None, name: str = "") -> Dataset:
-    """Read one Mulan multi-label ARFF file; see :func:`read_mulan_files`."""
+    """Read one Mulan (or MEKA) multi-label ARFF file; see :func:`read_mulan_files`."""
     return read_mulan_files([path], n_labels=n_labels, xml=xml, name=name)[0]
 
 

@@ -262,10 +262,6 @@ def _from_files(node: dict, source, key_path) -> DatasetSpec:
     n_features = _check_int(node["n_features"], f"{kp}.n_features", source, 1) \
         if "n_features" in node else None
     xml = _check_str(node["xml"], f"{kp}.xml", source) if "xml" in node else None
-    if fmt == "arff" and n_labels is None and xml is None:
-        raise ConfigError(source, kp, "format 'arff' needs 'n_labels' (the last n_labels "
-                                      "attributes are the labels) or 'xml' (the Mulan label "
-                                      "list)")
     name = _check_str(node["name"], f"{kp}.name", source) if "name" in node \
         else _default_name(train)
     files = (("train", train),) + ((("test", test),) if test else ())
@@ -347,7 +343,9 @@ def resolve_dataset(node, *, source: str | None = None, key_path: str = "dataset
     ``' '`` meaning any run of blanks, default ``','``; ``header``, default true; ``target``, a
     header name or a 1-based column number, default the last column; ``missing``, default
     ``error``; ``arff-regression``: ``n_targets``, the last ``n_targets`` attributes are the
-    targets, default 1, and ``missing``). A registry entry sets the same keys.
+    targets, default 1, and ``missing``). A registry entry sets the same keys. ``arff`` needs
+    ``n_labels`` or ``xml`` unless, when loading, the file's relation name has MEKA's ``-C``
+    option or a Mulan ``<name>.xml`` sits beside the train file (:mod:`mlx.data.arff`).
 
     Explicit file paths are taken as given when absolute; relative ones are looked up in the
     current directory, then on the data search path. File existence is checked when loading,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from mlx.errors import MlxError, UnknownNameError
+from mlx.errors import ConfigError, MlxError, UnknownNameError
 from mlx.tables.build import params_dict
 from mlx.tables.published import paper_name, papers, published
 from mlx.tables.spec import PSEUDO_METRICS, Series, TableSpec, metric_style, split_label
@@ -53,6 +53,29 @@ def auto_series(frame: pd.DataFrame, paper: str) -> tuple[list[Series], list[str
     return series, unmatched
 
 
+def _reported_datasets(frame: pd.DataFrame, pub: pd.DataFrame, paper: str, tables, notes: list,
+                       source: str) -> tuple:
+    """The datasets of ``frame`` that ``pub`` (the paper's rows, maybe only some tables) has.
+
+    The others get a note each; none at all is a :class:`ConfigError`, since there is nothing
+    to compare."""
+    ours = [d for d in dict.fromkeys(frame["dataset"]) if d]
+    reported = list(dict.fromkeys(pub["dataset"]))
+    known = tuple(d for d in ours if d in set(reported))
+    where = ""
+    if tables:
+        where = f" in table{'s' if len(tables) > 1 else ''} {', '.join(tables)}"
+    theirs = f"(it reports: {', '.join(reported)})"
+    if ours and not known:
+        names = ", ".join(repr(d) for d in ours)
+        raise ConfigError(source, None, f"the {paper} paper has no rows for "
+                                        f"dataset{'s' if len(ours) > 1 else ''} {names}{where} "
+                                        f"{theirs}; nothing to compare")
+    notes.extend(f"the {paper} paper has no rows for dataset {d!r}{where} {theirs}"
+                 for d in ours if d not in known)
+    return known
+
+
 def compare_spec(frame: pd.DataFrame, paper: str, *, tables=None, metrics=None,
                  source: str = "results") -> tuple[TableSpec, list[str]]:
     """A table spec comparing ``frame`` with ``paper``, matched automatically."""
@@ -70,6 +93,9 @@ def compare_spec(frame: pd.DataFrame, paper: str, *, tables=None, metrics=None,
                                f"{', '.join(all_tables)}")
         pub = pub[pub["table"].isin(tables)]
     notes = []
+    datasets = _reported_datasets(frame, pub, paper, tables, notes, source)
+    if datasets:
+        frame = frame[frame["dataset"].isin(datasets)]
     series, unmatched = auto_series(frame, paper)
     if unmatched:
         notes.append(f"no published counterpart in {paper} for: {', '.join(unmatched)}")
@@ -96,11 +122,6 @@ def compare_spec(frame: pd.DataFrame, paper: str, *, tables=None, metrics=None,
                        f"in {paper!r} ({', '.join(sorted(pub_metrics))})")
     # Prefer the fuller (appendix) tables where two tables print the same setting.
     order = pub.groupby("table").size().sort_values(ascending=False, kind="stable").index.tolist()
-    datasets = tuple(d for d in dict.fromkeys(frame["dataset"]) if d)
-    unknown = [d for d in datasets if d not in set(pub["dataset"])]
-    if unknown:
-        notes.append(f"{paper} reports no results on: {', '.join(unknown)} (its datasets: "
-                     f"{', '.join(dict.fromkeys(pub['dataset']))})")
     rows, axes = ["dataset"], {"dataset": datasets}
     f = frame.assign(rank_ratio=pd.to_numeric(frame["rank_ratio"], errors="coerce"),
                      observed_ratio=pd.to_numeric(frame["observed_ratio"], errors="coerce"),

@@ -253,9 +253,6 @@ ALL_KEYS = ("format, header, missing, n_features, n_labels, n_targets, name, sep
     ({"format": "arf", "train": "a"},
      "c.yaml: dataset.format: must be one of 'arff', 'arff-regression', 'libsvm-multilabel', "
      "'libsvm-multiclass', 'xc', 'csv'. Got 'arf' instead. Did you mean 'arff'?"),
-    ({"format": "arff", "train": "a", "test": "b"},
-     "c.yaml: dataset: format 'arff' needs 'n_labels' (the last n_labels attributes are the "
-     "labels) or 'xml' (the Mulan label list)"),
     ({"format": "xc", "train": "a", "n_features": 5},
      "c.yaml: dataset.n_features: is not used with format 'xc' (the number of features is "
      "only set for 'libsvm-multilabel' and 'libsvm-multiclass')"),

@@ -232,9 +232,9 @@ def test_mulan_xml_naming_a_feature_is_an_error(write):
     xml = write("t.xml", '<labels><label name="f2"/><label name="lab0"/></labels>')
     with pytest.raises(DataFormatError) as exc:
         read_mulan_arff(write("t.arff", ARFF_SPARSE), xml=xml)
-    assert str(exc.value).endswith("label 'f2' is not among the last 2 attributes of "
-                                   f"{write('t.arff', ARFF_SPARSE)} (Mulan labels must be the "
-                                   "last attributes)")
+    assert str(exc.value).endswith("names 2 labels but not the last 2 attributes (Mulan "
+                                   "labels are the last attributes): attribute 'f2' (3 of 5) is "
+                                   "in that list but not among the last 2 attributes")
 
 
 @pytest.mark.parametrize("rows, line, message", [

@@ -362,6 +362,44 @@ def test_compare_unknown_paper_is_one_line(tmp_path):
                         "leml, lsvv, mom, similarity\n")
 
 
+
+LEML_DATASETS = "bibtex, autofood, compphys, delicious, eurlex, nus-wide, wiki"
+
+
+def test_compare_on_datasets_the_paper_never_used_is_an_error(tmp_path):
+    rows = [row("LEML-SQ", "leml", "squared", 0.2, 1.0, "p@1", 0.6, dataset=d)
+            for d in ("scene", "yeast")]
+    res = write_results(tmp_path / "res", rows)
+    r = invoke("compare", res, "--paper", "leml")
+    assert r.exit_code == 2
+    assert r.stdout == ""
+    assert r.output == (f"Error: {res}: the leml paper has no rows for datasets 'scene', 'yeast' "
+                        f"(it reports: {LEML_DATASETS}); nothing to compare\n")
+
+
+def test_compare_notes_datasets_the_paper_never_used(tmp_path):
+    rows = COMPARE_ROWS[:2] + [row("LEML-SQ", "leml", "squared", 0.2, 1.0, "p@1", 0.7,
+                                   dataset="scene"),
+                               row("BR-LR", "br", "logistic", None, 1.0, "p@1", 0.5,
+                                   dataset="scene")]
+    res = write_results(tmp_path / "res", rows)
+    r = invoke("compare", res, "--paper", "leml")
+    assert r.exit_code == 0, r.output
+    assert "| bibtex | 20% | 60.00 / 58.33 (+1.67) |" in r.stdout
+    assert "scene" not in r.stdout and "n/p" not in r.stdout.split("Each cell")[0]
+    assert "BR-LR" not in r.stdout          # only run on scene: not a column of the table
+    assert r.stderr == (f"Note: the leml paper has no rows for dataset 'scene' (it reports: "
+                        f"{LEML_DATASETS})\n")
+
+
+def test_compare_dataset_missing_from_the_chosen_table(tmp_path):
+    rows = [row("LEML-SQ", "leml", "squared", 0.2, 1.0, "p@1", 0.6, dataset="delicious")]
+    res = write_results(tmp_path / "res", rows)
+    r = invoke("compare", res, "--paper", "leml", "--table", "5")
+    assert r.exit_code == 2
+    assert r.output == (f"Error: {res}: the leml paper has no rows for dataset 'delicious' in "
+                        "table 5 (it reports: bibtex, autofood, compphys); nothing to compare\n")
+
 # ----------------------------------------------------------------------------- results doc
 def test_results_doc_lists_command_and_machine(small, tmp_path):
     spec_path, res = small
