@@ -37,6 +37,7 @@ from mlx.data.cache import (
     save_parsed,
 )
 from mlx.data.dataset import Dataset, Split
+from mlx.data.lineparse import checksum_verified
 from mlx.data.paths import (
     cache_dir,
     describe_search_path,
@@ -111,13 +112,16 @@ def _locate_user_file(given: str, spec: DatasetSpec, what: str) -> Path:
         found = find_file(given)
         if found is not None:
             return found
-    where = f"config key {spec.key_path}.{what}"
     if spec.source:
-        where += f" in {spec.source}"
+        where = f"config key {spec.key_path}.{what} in {spec.source}"
+        base = "paths are relative to the config file"
+    else:  # a spec from the command line or from code: relative to the current directory
+        where = f"the {what} file"
+        base = "the current directory"
     hint = ""
     if not p.is_absolute():
-        hint = (f"; looked in {_base_dir(spec)} (paths are relative to the config file) and "
-                f"on the data path ({describe_search_path()})")
+        hint = (f"; looked in {_base_dir(spec)} ({base}) and on the data path "
+                f"({describe_search_path()})")
         if spec.source and p.is_file():
             hint += (f"; {given} exists relative to the current directory: write "
                      f"{os.path.relpath(p.resolve(), _base_dir(spec))} instead")
@@ -151,7 +155,20 @@ def find_files(spec: DatasetSpec) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- parsing
-def _parse(spec: DatasetSpec, paths: dict, xml: Path | None) -> dict:
+def _mulan_xml_beside(spec: DatasetSpec, paths: dict, xml: Path | None) -> Path | None:
+    """For an ARFF file spec without ``xml``: the Mulan label list beside the train file."""
+    if spec.kind != "files" or spec.format != "arff" or xml is not None:
+        return None
+    from mlx.data.arff import find_mulan_xml
+
+    found = find_mulan_xml(paths.get("train") or next(iter(paths.values())))
+    if found is not None:
+        log.info("dataset '%s': checking the labels against %s, found beside the data",
+                 spec.name, found)
+    return found
+
+
+def _parse(spec: DatasetSpec, paths: dict, xml: Path | None, beside: Path | None) -> dict:
     from mlx.data import arff, delimited, libsvm, xc_repo
 
     roles = list(paths)
@@ -159,7 +176,15 @@ def _parse(spec: DatasetSpec, paths: dict, xml: Path | None) -> dict:
     fmt = spec.format
     options = dict(spec.options)
     if fmt == "arff":
-        parts = arff.read_mulan_files(files, n_labels=spec.n_labels, xml=xml, name=spec.name)
+        if spec.n_labels is None and xml is None and beside is None \
+                and arff.meka_labels(arff.read_arff_header(files[0]), files[0]) is None:
+            raise ConfigError(spec.source, spec.key_path,
+                              "format 'arff' needs 'n_labels' (the last n_labels attributes "
+                              "are the labels) or 'xml' (the Mulan label list): "
+                              f"{spec.file(roles[0])} has no MEKA -C option in its relation "
+                              "name and no Mulan XML label list beside it")
+        parts = arff.read_mulan_files(files, n_labels=spec.n_labels, xml=xml, xml_beside=beside,
+                                      name=spec.name)
     elif fmt == "arff-regression":
         parts = arff.read_regression_files(files, name=spec.name, **options)
     elif fmt in ("libsvm-multilabel", "libsvm-multiclass"):
@@ -182,6 +207,7 @@ def _load_parts(spec: DatasetSpec, roles, *, cache: bool) -> dict:
     else:
         paths = {r: _locate_user_file(spec.file(r), spec, r) for r in roles}
         xml = _locate_user_file(spec.xml, spec, "xml") if spec.xml else None
+    beside = _mulan_xml_beside(spec, paths, xml)
 
     shas = {}
     expected = dict(spec.checksums)
@@ -197,7 +223,8 @@ def _load_parts(spec: DatasetSpec, roles, *, cache: bool) -> dict:
                           "task": spec.task, "options": [list(o) for o in spec.options],
                           "n_labels": spec.n_labels, "n_features": spec.n_features,
                           "files": [[r, shas[r]] for r in roles],
-                          "xml": content_sha256(xml) if xml else None}, sort_keys=True)
+                          "xml": content_sha256(xml or beside) if xml or beside else None},
+                         sort_keys=True)
     key = hashlib.sha256(key_doc.encode()).hexdigest()[:32]
 
     parts = memo_get(key) if cache else None
@@ -213,7 +240,10 @@ def _load_parts(spec: DatasetSpec, roles, *, cache: bool) -> dict:
             parts = None
     if parts is None:
         t0 = time.perf_counter()
-        parts = _parse(spec, paths, xml)
+        # A registered file was just checked against its published checksum: a missing final
+        # newline is then how the source ships it, not a sign of truncation.
+        with checksum_verified(spec.kind == "registry"):
+            parts = _parse(spec, paths, xml, beside)
         log.debug("dataset '%s': parsed %s in %.2f s", spec.name,
                   ", ".join(str(p) for p in paths.values()), time.perf_counter() - t0)
         if cache:

@@ -22,6 +22,7 @@ pay for no per-token Python work beyond one ``int()`` / ``float()`` call.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import gzip
 import logging
 import zlib
@@ -355,9 +356,26 @@ class SparseLineParser:
         return labels
 
 
+_VERIFIED = contextvars.ContextVar("mlx_checksum_verified", default=False)
+
+
+@contextlib.contextmanager
+def checksum_verified(verified: bool = True):
+    """Within this block, files being read were verified against a published checksum, so
+    :func:`warn_unterminated` stays silent for them."""
+    token = _VERIFIED.set(verified)
+    try:
+        yield
+    finally:
+        _VERIFIED.reset(token)
+
+
 def warn_unterminated(path, line_no: int) -> None:
     """Log that the last line of ``path`` has no newline: the file may have been cut short
-    (a download or copy that stopped on a token boundary still parses)."""
+    (a download or copy that stopped on a token boundary still parses). Silent for files
+    whose checksum was verified (:func:`checksum_verified`)."""
+    if _VERIFIED.get():
+        return
     log.warning("%s:%d: the last line does not end with a newline; the file may be truncated "
                 "(compare its size or checksum with the source)", path, line_no)
 
