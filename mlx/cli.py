@@ -379,7 +379,7 @@ def datasets_fetch(names, dest):
 @_spec_options
 @click.option("--to", "to", type=click.Choice(["xc", "libsvm"]), required=True,
               help="Target format: Extreme Classification Repository or LIBSVM multi-label.")
-@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False), required=True,
+@click.option("-o", "--out", "out_dir", type=click.Path(), required=True,
               help="Directory for <name>-train.* and <name>-test.*.")
 def datasets_convert(target, config, fmt, test, n_labels, n_features, xml, task, to, out_dir):
     """Write a dataset's train and test files in another format.
@@ -390,10 +390,15 @@ def datasets_convert(target, config, fmt, test, n_labels, n_features, xml, task,
     from pathlib import Path
 
     from mlx.data.convert import write_libsvm, write_xc
+    from mlx.runner.output import probe_output, remove_created
 
-    spec, parts = _load_target(target, config, fmt, test, n_labels, n_features, xml, task)
+    created = probe_output(out_dir)      # before any data are read: fail fast, leave nothing
+    try:
+        spec, parts = _load_target(target, config, fmt, test, n_labels, n_features, xml, task)
+    except BaseException:
+        remove_created(created)
+        raise
     writer, ext = (write_xc, "txt") if to == "xc" else (write_libsvm, "svm")
-    Path(out_dir).mkdir(parents=True, exist_ok=True)
     for part, ds in parts:
         path = Path(out_dir) / f"{spec.name}-{part}.{ext}"
         writer(ds, path)

@@ -4,8 +4,10 @@ The content goes to a temporary file in the destination's directory (so the fina
 never crosses a file system), which is then renamed over the destination with
 :func:`os.replace`. Readers, including other processes, see the old file or the new one,
 never a partial one; on any failure, including ``KeyboardInterrupt``, the temporary file is
-removed and the destination is left as it was. The file gets mode ``0o644`` (``mkstemp``
-creates ``0o600``); the destination's directory is created when missing.
+removed and the destination is left as it was, and directories created for it are removed
+again. The file gets the mode any new file gets under the user's umask (``0o666 & ~umask``,
+as other tools' files do; ``mkstemp`` alone would give ``0o600``); the destination's
+directory is created when missing.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ def atomic_write_bytes(path: str | os.PathLike, content: bytes | Callable[[Binar
         Suffix of the temporary file ``.<name>.<random><suffix>``.
     """
     path = Path(path)
+    created = [p for p in [path.parent, *path.parent.parents] if not p.exists()]
     path.parent.mkdir(parents=True, exist_ok=True)
     write = content if callable(content) else (lambda fh: fh.write(content))
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
@@ -49,12 +52,24 @@ def atomic_write_bytes(path: str | os.PathLike, content: bytes | Callable[[Binar
                 gz.close()  # only on success: a failure stays the exception raised
             else:
                 write(fh)
-        os.chmod(tmp, 0o644)
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
+        for directory in created:                # deepest first; only if still empty
+            try:
+                directory.rmdir()
+            except OSError:
+                break
         raise
     return path
+
+
+def _umask() -> int:
+    """The process umask (read by setting it and restoring it at once)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def atomic_write_text(path: str | os.PathLike, text: str, *, encoding: str = "utf-8") -> Path:

@@ -180,10 +180,18 @@ class L2Normalize(Step):
     name = "l2_normalize"
 
     def _transform(self, X):
-        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-        norms = np.sqrt(np.bincount(rows, weights=X.data ** 2, minlength=X.shape[0]))
-        scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
-        return _with_data(X, X.data * scale[rows])
+        # Norms computed on rows divided by their largest |value| first, so that values
+        # near the float64 limit (1e308) neither overflow when squared nor underflow to a
+        # zero norm: ||x|| = m ||x / m|| with m = max |x_j|.
+        n = X.shape[0]
+        rows = np.repeat(np.arange(n), np.diff(X.indptr))
+        peak = np.zeros(n)
+        np.maximum.at(peak, rows, np.abs(X.data))
+        safe = np.where(peak > 0, peak, 1.0)
+        scaled = X.data / safe[rows]
+        norms = np.sqrt(np.bincount(rows, weights=scaled * scaled, minlength=n))
+        inv = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+        return _with_data(X, scaled * inv[rows])
 
 
 @STEPS.register("bias")

@@ -35,7 +35,8 @@ def test_bad_input_gives_its_one_line_error(tmp_path, name, command, code, expec
         results = [runner.invoke(cli, ["validate", str(path)]),
                    runner.invoke(cli, ["run", "-q", "-o", str(tmp_path / "out"), str(path)])]
     else:
-        results = [runner.invoke(cli, command.replace("{file}", str(path)).split())]
+        args = command.replace("{file}", str(path)).replace("{dir}", str(BAD)).split()
+        results = [runner.invoke(cli, args)]
     assert time.monotonic() - t0 < 10
     expected = expected.replace("{file}", str(path)).replace("{dir}", str(BAD))
     for r in results:

@@ -16,7 +16,9 @@ def test_text_is_written_as_utf8_without_newline_translation(tmp_path):
     path = tmp_path / "sub" / "a.txt"
     assert atomic_write_text(path, "é\r\nx\n") == path
     assert path.read_bytes() == "é\r\nx\n".encode()
-    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+    from mlx.io import _umask
+
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~_umask()
     assert leftovers(path.parent) == []
 
 
@@ -49,3 +51,28 @@ def test_a_failure_keeps_the_old_file_and_removes_the_temporary(tmp_path, exc):
             atomic_write_bytes(path, fail, compress=compress, suffix=".part")
         assert path.read_text() == "old"
         assert leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_files_get_the_users_umask(tmp_path, umask, mode):
+    import os
+
+    old = os.umask(umask)
+    try:
+        path = atomic_write_text(tmp_path / f"u{umask:o}.txt", "x")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == mode
+
+
+def test_a_failed_write_removes_the_directories_it_created(tmp_path):
+    def fail(fh):
+        raise ValueError("download failed")
+
+    with pytest.raises(ValueError):
+        atomic_write_bytes(tmp_path / "new" / "deeper" / "f.gz", fail, compress=True)
+    assert not (tmp_path / "new").exists()
+    (tmp_path / "kept").mkdir()
+    with pytest.raises(ValueError):
+        atomic_write_bytes(tmp_path / "kept" / "sub" / "f", fail)
+    assert (tmp_path / "kept").exists() and not (tmp_path / "kept" / "sub").exists()

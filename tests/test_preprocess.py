@@ -256,3 +256,19 @@ def test_malformed_nodes(node, where, fragment):
         parse_steps(node)
     assert info.value.key_path == where
     assert fragment in info.value.message
+
+
+def test_l2_normalize_is_exact_near_the_float_limits():
+    import warnings
+
+    from mlx.preprocess import Preprocessor
+
+    X = sp.csr_matrix(np.array([[1e308, 1e308, 0.0], [3e-320, 4e-320, 0.0], [3.0, 4.0, 0.0],
+                                [0.0, 0.0, 0.0]]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                # no overflow or underflow warning
+        out = Preprocessor(["l2_normalize"]).fit(X).transform(X).toarray()
+    np.testing.assert_allclose(out[0], [2 ** -0.5, 2 ** -0.5, 0.0], rtol=1e-15)
+    np.testing.assert_allclose(out[1], [0.6, 0.8, 0.0], rtol=1e-3)   # subnormal inputs
+    np.testing.assert_allclose(out[2], [0.6, 0.8, 0.0], rtol=1e-15)
+    assert not out[3].any()

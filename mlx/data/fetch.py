@@ -155,6 +155,15 @@ def fetch(name: str, *, dest_dir=None, base_url: str | None = None, progress: bo
         url = file_url(f, base_url)
         dest = dest_root / rel
         log.info("%s: downloading %s -> %s", name, url, dest)
-        paths.append(download(url, dest, f["sha256"], progress=progress, timeout=timeout,
-                              label=f"dataset '{name}'"))
+        try:
+            paths.append(download(url, dest, f["sha256"], progress=progress, timeout=timeout,
+                                  label=f"dataset '{name}'"))
+        except DataNotFoundError as exc:
+            if "checksum mismatch" in str(exc):
+                raise
+            raise DataNotFoundError(
+                f"{exc}; to install it by hand, download that URL and save it (or its "
+                f"gzip-compressed form) as ./datasets/{rel} or under a directory on "
+                f"MLX_DATA_PATH, where its content will be checked against sha256 "
+                f"{f['sha256']}") from None
     return paths

@@ -141,8 +141,13 @@ def test_fetch_404(server, toy, tmp_path):
     with pytest.raises(DataNotFoundError) as exc:
         fetch("toy", entry={"files": {"train": f}}, base_url=server.url,
               dest_dir=tmp_path / "dest", progress=False)
-    assert str(exc.value) == f"dataset 'toy': download failed: {url}: HTTP 404 File not found"
+    assert str(exc.value) == (
+        f"dataset 'toy': download failed: {url}: HTTP 404 File not found; to install it by "
+        f"hand, download that URL and save it (or its gzip-compressed form) as "
+        f"./datasets/{f['path']} or under a directory on MLX_DATA_PATH, where its content "
+        f"will be checked against sha256 {f['sha256']}")
     assert all_files(tmp_path / "dest") == []
+    assert not (tmp_path / "dest").exists()            # no empty directories left behind
 
 
 def test_fetch_connection_refused(toy, tmp_path, monkeypatch):
