@@ -31,6 +31,9 @@ EVAL_KEYS = ("auc_degenerate", "batch_size", "splits")
 SELECTION_KEYS = ("metric", "validation_fraction", "cv", "stratify")
 RUNNER_KEYS = ("jobs",)
 TARGET_SCALINGS = ("none", "minmax")
+DEFAULT_PREPROCESS = ["bias"]
+DEFAULT_RANK_RATIO = 0.2
+DEFAULT_RANK_FLOOR = 10    # without a rank axis in the config: at least min(L, 10) dimensions
 RESERVED_PARAMS = ("rank", "random_state", "task")   # set by the runner, never in a config
 
 
@@ -99,6 +102,7 @@ class Config:
     labelled_ratio: tuple = (1.0,)
     cv: int | None = None                 # k-fold selection instead of one hold-out split
     selection_stratify: bool = False
+    rank_floor: int = 0                   # rank >= min(L, rank_floor) (default sweep only)
 
     def resolved(self) -> dict:
         """The config after defaults, as plain data (written with the results)."""
@@ -117,7 +121,7 @@ class Config:
                  "select": m.select, "preprocess": m.preprocess, "threshold": m.threshold}
                 for m in self.methods
             ],
-            "sweep": {"rank_ratio": list(self.rank_ratio),
+            "sweep": {"rank_ratio": list(self.rank_ratio), "rank_floor": self.rank_floor,
                       "rank": None if self.rank is None else list(self.rank),
                       "observed_ratio": list(self.observed_ratio),
                       "labelled_ratio": list(self.labelled_ratio),
@@ -164,7 +168,10 @@ def parse_config(raw: dict, *, source: str | None = None) -> Config:
     dataset = resolve_dataset(dataset_node, source=source, key_path="dataset")
     task = get_task(dataset.task, source=source, key_path="dataset")
 
-    preprocess_node = raw.get("preprocess", []) or []
+    # Default: an intercept for every method (a constant feature); `preprocess: []` turns
+    # it off, as the reproduction configs do where a paper had none.
+    preprocess_node = raw.get("preprocess", DEFAULT_PREPROCESS)
+    preprocess_node = [] if preprocess_node is None else preprocess_node
     parse_steps(preprocess_node, source=source, key_path="preprocess")
 
     # target scaling (regression only)
@@ -234,8 +241,11 @@ def parse_config(raw: dict, *, source: str | None = None) -> Config:
     sw = raw.get("sweep", {}) or {}
     check_keys(sw, SWEEP_KEYS, "sweep", source)
     rank_ratio = tuple(as_ratio(v, f"sweep.rank_ratio[{i}]", source)
-                       for i, v in enumerate(as_list(sw.get("rank_ratio", [0.2]),
+                       for i, v in enumerate(as_list(sw.get("rank_ratio", [DEFAULT_RANK_RATIO]),
                                                    "sweep.rank_ratio", source)))
+    # k/L = 0.2 (the LEML paper's smallest ratio) gives rank 1 on a 6-label set: without a
+    # rank axis in the config, the rank is at least min(L, 10).
+    rank_floor = 0 if ("rank_ratio" in sw or sw.get("rank") is not None) else DEFAULT_RANK_FLOOR
     rank = None
     if sw.get("rank") is not None:
         if "rank_ratio" in sw:
@@ -319,7 +329,7 @@ def parse_config(raw: dict, *, source: str | None = None) -> Config:
         selection_metric=selection_metric, validation_fraction=validation_fraction,
         jobs=jobs, output=output, source=source, raw=raw, task=task.name, split=split,
         target=target, rank=rank, labelled_ratio=labelled_ratio, cv=cv,
-        selection_stratify=selection_stratify,
+        selection_stratify=selection_stratify, rank_floor=rank_floor,
     )
 
 

@@ -282,9 +282,13 @@ class BR(BaseMethod):
     Parameters
     ----------
     loss : {"logistic", "squared", "squared_hinge"}, default="logistic"
-    C : float > 0, default=1.0
+    C : float > 0, default=0.3
         liblinear's cost ``-c``; used by the logistic and squared-hinge losses. (The
         liblinear objective divided by C is the ridge form with ``l2_reg = 1 / (2 C)``.)
+        The default is not liblinear's 1: on validation splits of the training parts of
+        scene, yeast and corel5k (Hamming loss, intercept on), 0.3 was never more than 2%
+        from the best of {0.1, 0.3, 1}, while 1 overfits corel5k's rare labels (worse than
+        predicting no label at all). The paper configs set C explicitly.
     l2_reg : float >= 0, default=1.0
         Ridge penalty of the squared loss. 0 gives the minimum-norm least-squares
         solution, computed directly per label (slower).
@@ -351,7 +355,7 @@ class BR(BaseMethod):
 
     **Deviations from the paper.** The paper does not say how BR treats a label without an
     observed positive, nor which C or penalty it used; the rule above and the defaults
-    (liblinear's C = 1, ``l2_reg = 1``) are this implementation's.
+    (``C = 0.3``, ``l2_reg = 1``) are this implementation's; the paper configs use C = 1.
 
     References
     ----------
@@ -375,7 +379,7 @@ class BR(BaseMethod):
         "random_state": [None, Integral],
     }
 
-    def __init__(self, *, loss: str = "logistic", C: float = 1.0, l2_reg: float = 1.0,
+    def __init__(self, *, loss: str = "logistic", C: float = 0.3, l2_reg: float = 1.0,
                  bias: float = -1.0, eps: float = 0.01, n_jobs: int = 1,
                  random_state: int | None = None, task: str = "multilabel"):
         self.task = task

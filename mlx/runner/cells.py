@@ -73,8 +73,7 @@ def _make_method(cell, params: dict, n_labels: int, method_seed: int):
     params = dict(params)
     rank = None
     if cls.uses_rank:
-        rank = cell.rank if cell.rank is not None else \
-            max(1, int(round(cell.rank_ratio * n_labels)))
+        rank = cell.rank_for(n_labels)
         params["rank"] = rank
     names = cls._param_names()
     if "random_state" in names:

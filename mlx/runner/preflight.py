@@ -111,8 +111,7 @@ def _check_method_settings(cells, sizes: dict) -> None:
             cand = {k: v for k, v in cand.items() if k != "preprocess"}
             params = {**fixed, **cand}
             if cls.uses_rank:
-                params["rank"] = cell.rank if cell.rank is not None else \
-                    max(1, int(round((cell.rank_ratio or 1.0) * L))) if L else 1
+                params["rank"] = cell.rank_for(L) if L else (cell.rank or 1)
             key = (cell.method, json.dumps(params, sort_keys=True), cell.task,
                    cell.observed_ratio, cell.labelled_ratio, n, d, L)
             if key in seen:

@@ -58,6 +58,14 @@ class Cell:
     cv: int | None = None
     selection_stratify: bool = False
     method_index: int = 0         # the method's position in the config (for messages)
+    rank_floor: int = 0           # rank >= min(n_labels, rank_floor) (the default sweep)
+
+    def rank_for(self, n_labels: int) -> int:
+        """The rank this cell fits with ``n_labels`` labels (methods with a rank only)."""
+        if self.rank is not None:
+            return self.rank
+        rank = max(1, int(round(self.rank_ratio * n_labels)))
+        return max(rank, min(n_labels, self.rank_floor))
 
     def model_key(self) -> str:
         """What determines the fitted model (and so the method's seed).
@@ -76,10 +84,12 @@ class Cell:
             else None,
         }
         optional = {"split": self.split, "target": self.target, "rank": self.rank,
+                    "rank_floor": self.rank_floor if self.rank_ratio is not None else 0,
                     "labelled_ratio": self.labelled_ratio,
                     "cv": self.cv if selecting else None,
                     "selection_stratify": self.selection_stratify if selecting else False}
-        defaults = {"split": None, "target": "none", "rank": None, "labelled_ratio": 1.0,
+        defaults = {"split": None, "target": "none", "rank": None, "rank_floor": 0,
+                    "labelled_ratio": 1.0,
                     "cv": None, "selection_stratify": False}
         key.update({k: v for k, v in optional.items() if v != defaults[k]})
         return canonical_json(key)
@@ -159,5 +169,6 @@ def expand(config: Config) -> list[Cell]:
                     validation_fraction=config.validation_fraction,
                     order=len(cells), task=config.task, split=split, target=config.target,
                     rank=rank, labelled_ratio=labelled, cv=config.cv,
-                    selection_stratify=config.selection_stratify, method_index=spec.index))
+                    selection_stratify=config.selection_stratify, method_index=spec.index,
+                    rank_floor=config.rank_floor))
     return cells
