@@ -155,7 +155,7 @@ def test_methods_name_runner_parameters_and_tasks():
     assert ("  task: set by the runner (from the dataset's task); a str among {'multiclass', "
             "'multilabel', 'ordinal', 'regression'}\n      Set by the runner from the dataset.\n"
             ) in r.output
-    assert ("  C: default 1.0; a float in the range (0, inf)\n      liblinear's cost -c; used by "
+    assert ("  C: default 0.3; a float in the range (0, inf)\n      liblinear's cost -c; used by "
             "the logistic and squared-hinge losses.\n") in r.output
 
 
