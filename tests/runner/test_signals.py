@@ -71,7 +71,8 @@ def test_signal_stops_a_two_job_sweep_and_keeps_finished_cells(tmp_path, sig, co
     _, err = proc.communicate(timeout=30)
     elapsed = time.monotonic() - sent
     assert proc.returncode == code, err
-    assert elapsed < 2.0, f"took {elapsed:.2f}s to stop"
+    # About 0.9 s on a quiet 2-core machine; the bound leaves room for a loaded one.
+    assert elapsed < 5.0, f"took {elapsed:.2f}s to stop"
     deadline = time.time() + 5
     while time.time() < deadline and any(_alive(p) for p in workers):
         time.sleep(0.05)
