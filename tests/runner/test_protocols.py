@@ -290,3 +290,32 @@ def test_constant_hamming_loss_is_the_test_label_density(tmp_path, dataset, dens
     assert pooled == pytest.approx(density, abs=5e-4)
     # p@1 of the most frequent training label
     assert frame.set_index("metric")["value"]["p@1"] > 0
+
+
+def test_a_semi_supervised_method_gets_the_unlabelled_rows_as_features_only(tmp_path):
+    from mlx.methods import METHODS
+    from mlx.methods.constant import Constant
+
+    seen = []
+
+    class SemiSupervised(Constant):
+        uses_unlabelled = True
+
+        def fit(self, X, Y, *, observed=None, unlabelled=None):
+            seen.append((X.shape[0], Y.shape[0], None if unlabelled is None
+                         else unlabelled.shape))
+            return super().fit(X, Y, observed=observed)
+
+    METHODS.register("semi")(SemiSupervised)
+    try:
+        text = MULTICLASS.replace("sweep: {rank: [2, 3]}", "sweep: {labelled_ratio: [0.2]}") \
+            .replace("  - name: br\n    params: {loss: squared}\n    select: {l2_reg: [0.1, 10.0]}\n", "") \
+            .replace("  - name: leml\n    params: {loss: squared, max_iter: 3}\n", "") \
+            .replace("  - name: constant\n", "  - name: semi\n")
+        _, frame = run(tmp_path, text)
+    finally:
+        METHODS._items.pop("semi")
+    assert set(frame["status"]) == {"ok"}
+    n_train, n_lab = 147, round(0.2 * 147)
+    # the config's bias column: 6 features + 1
+    assert seen == [(n_lab, n_lab, (n_train - n_lab, 7))] * 3
