@@ -294,12 +294,19 @@ def test_constant_hamming_loss_is_the_test_label_density(tmp_path, dataset, dens
 
 def test_a_semi_supervised_method_gets_the_unlabelled_rows_as_features_only(tmp_path):
     from mlx.methods import METHODS
+    from mlx.methods.base import Interval
     from mlx.methods.constant import Constant
 
     seen = []
 
     class SemiSupervised(Constant):
         uses_unlabelled = True
+        _parameter_constraints = {**Constant._parameter_constraints,
+                                  "alpha": [Interval(float, 0, None)]}
+
+        def __init__(self, *, task="multilabel", alpha=1.0):
+            super().__init__(task=task)
+            self.alpha = alpha
 
         def fit(self, X, Y, *, observed=None, unlabelled=None):
             seen.append((X.shape[0], Y.shape[0], None if unlabelled is None
@@ -311,11 +318,15 @@ def test_a_semi_supervised_method_gets_the_unlabelled_rows_as_features_only(tmp_
         text = MULTICLASS.replace("sweep: {rank: [2, 3]}", "sweep: {labelled_ratio: [0.2]}") \
             .replace("  - name: br\n    params: {loss: squared}\n    select: {l2_reg: [0.1, 10.0]}\n", "") \
             .replace("  - name: leml\n    params: {loss: squared, max_iter: 3}\n", "") \
-            .replace("  - name: constant\n", "  - name: semi\n")
+            .replace("  - name: constant\n", "  - name: semi\n    select: {alpha: [1.0, 2.0]}\n")
         _, frame = run(tmp_path, text)
     finally:
         METHODS._items.pop("semi")
     assert set(frame["status"]) == {"ok"}
     n_train, n_lab = 147, round(0.2 * 147)
-    # the config's bias column: 6 features + 1
-    assert seen == [(n_lab, n_lab, (n_train - n_lab, 7))] * 3
+    n_val = round(0.2 * n_lab)
+    # per repetition: two selection fits on the fit rows, then the final fit; every one gets
+    # the unlabelled rows (with the config's bias column: 6 features + 1) and no labels for them
+    one_rep = [(n_lab - n_val, n_lab - n_val, (n_train - n_lab, 7))] * 2 + \
+        [(n_lab, n_lab, (n_train - n_lab, 7))]
+    assert seen == one_rep * 3
