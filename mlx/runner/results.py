@@ -74,9 +74,7 @@ def records_to_frame(cells, records: dict, run_id: str) -> pd.DataFrame:
             "label": cell.label,
             "params": cell.params,
             "selected": json.dumps(rec["selected"], sort_keys=True) if rec.get("selected") else "",
-            "preprocess": "[" + ",".join(cell.preprocess) + "]"
-            if not (rec.get("selected") or {}).get("preprocess")
-            else json.dumps(rec["selected"]["preprocess"], separators=(",", ":")),
+            "preprocess": _steps_text(cell, rec),
             "rank_ratio": cell.rank_ratio,
             "rank": rec.get("rank") if rec.get("rank") is not None else cell.rank,
             "observed_ratio": cell.observed_ratio, "labelled_ratio": cell.labelled_ratio,
@@ -108,6 +106,17 @@ def records_to_frame(cells, records: dict, run_id: str) -> pd.DataFrame:
     frame["n_eval"] = frame["n_eval"].astype("Int64")
     frame["seed"] = frame["seed"].astype("Int64")
     return frame
+
+
+def _steps_text(cell, rec) -> str:
+    """The preprocessing a cell's final fit used, in one canonical form whether it was fixed
+    or chosen by ``select`` (``[{"l2_normalize":{}},{"bias":{"value":1.0}}]``)."""
+    from mlx.runner.sweep import _canonical_steps
+
+    selected = (rec.get("selected") or {})
+    steps = cell.preprocess if "preprocess" not in selected else \
+        _canonical_steps(selected["preprocess"])
+    return "[" + ",".join(steps) + "]"
 
 
 def _short(v):

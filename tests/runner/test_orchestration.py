@@ -345,3 +345,79 @@ def test_jobs_1_and_2_identical_for_seeded_methods_on_blas_sized_data(tmp_path):
     _, b = run(tmp_path, SEEDED, name="j2", jobs=2)
     assert set(a["status"]) == {"ok"}, a.loc[a["status"] != "ok", "message"].tolist()
     pd.testing.assert_frame_equal(a.drop(columns=TIMING), b.drop(columns=TIMING))
+
+
+def test_a_lower_is_better_selection_metric_picks_the_smallest(tmp_path):
+    text = SELECT_TEMPLATE.format(synth=SYNTH, params="{loss: squared}",
+                                  select="{l2_reg: [100000.0, 0.01, 1.0]}").replace(
+        "selection: {metric: auc}", "selection: {metric: hamming}").replace(
+        "metrics: [p@1, auc]", "metrics: [hamming, auc]")
+    _, frame = run(tmp_path, text)
+    assert set(frame["status"]) == {"ok"}
+    val = frame[frame["split"] == "validation"]
+    assert set(val["metric"]) == {"hamming"} and len(val) == 4 * 3
+    for cell_id, rows in val.groupby("cell_id"):
+        scores = rows["value"].to_numpy(float)
+        cands = [json.loads(c)["l2_reg"] for c in rows["candidate"]]
+        assert scores.min() < scores.max(), "the candidates should differ on this data"
+        best = cands[int(np.argmin(scores))]
+        chosen = json.loads(frame.loc[frame["cell_id"] == cell_id, "selected"].iloc[0])
+        assert chosen["l2_reg"] == best
+
+
+def test_selected_preprocessing_is_the_one_fitted(tmp_path):
+    steps = "[[], [l2_normalize, bias]]"
+    # hamming, not auc: scaling a row does not change its label ranking
+    hamming = {"selection: {metric: auc}": "selection: {metric: hamming}",
+               "metrics: [p@1, auc]": "metrics: [hamming, auc]"}
+    text = SELECT_TEMPLATE.format(synth=SYNTH, params="{loss: squared, l2_reg: 1.0}",
+                                  select=f"{{preprocess: {steps}}}").replace(
+        "preprocess: [l2_normalize, bias]\n", "preprocess: []\n")
+    for old, new in hamming.items():
+        text = text.replace(old, new)
+    _, frame = run(tmp_path, text)
+    assert set(frame["status"]) == {"ok"}, frame["message"].dropna().unique()
+    val = frame[frame["split"] == "validation"]
+    assert len(val) == 4 * 2 and (frame["split"] == "test").sum() == 4 * 2
+    for cell_id, rows in val.groupby("cell_id"):
+        cands = [json.loads(c)["preprocess"] for c in rows["candidate"]]
+        assert cands == [[], ["l2_normalize", "bias"]]
+        assert rows["value"].nunique() == 2, "the two preprocessings should score differently"
+    test = frame[frame["split"] == "test"]
+    for (obs, rep), rows in test.groupby(["observed_ratio", "repetition"]):
+        chosen = json.loads(rows["selected"].iloc[0])["preprocess"]
+        fixed = SELECT_TEMPLATE.format(synth=SYNTH, params="{loss: squared, l2_reg: 1.0}",
+                                       select="{}").replace(
+            "preprocess: [l2_normalize, bias]\n",
+            f"preprocess: [{', '.join(chosen)}]\n")
+        for old, new in hamming.items():
+            fixed = fixed.replace(old, new)
+        _, ref = run(tmp_path, fixed, name=f"pp-{obs}-{rep}")
+        ref = ref[(ref["split"] == "test") & (ref["observed_ratio"] == obs)
+                  & (ref["repetition"] == rep)]
+        assert rows.set_index("metric")["value"].to_dict() == \
+            ref.set_index("metric")["value"].to_dict()
+        assert rows["preprocess"].iloc[0] == ref["preprocess"].iloc[0]
+
+
+def test_selection_of_a_seeded_rank_method_is_reproducible(tmp_path):
+    text = f"""
+        name: seeded
+        seed: 5
+        dataset:
+          {SYNTH}
+        methods:
+          - name: leml
+            params: {{loss: squared, init: random, max_iter: 2, w_solver: cg}}
+            select: {{l2_reg: [0.1, 1.0]}}
+        sweep: {{rank_ratio: [0.5]}}
+        metrics: [auc]
+        selection: {{metric: auc}}
+        """
+    _, a = run(tmp_path, text, name="a")
+    _, b = run(tmp_path, text, name="b")
+    assert set(a["status"]) == {"ok"}
+    assert (a["rank"] == 3).all()                     # k/L = 0.5 of 6 labels
+    va = a[a["split"] == "validation"]["value"].to_numpy()
+    vb = b[b["split"] == "validation"]["value"].to_numpy()
+    assert len(va) == 2 and np.array_equal(va, vb)

@@ -315,7 +315,8 @@ def test_a_semi_supervised_method_gets_the_unlabelled_rows_as_features_only(tmp_
 
     METHODS.register("semi")(SemiSupervised)
     try:
-        text = MULTICLASS.replace("sweep: {rank: [2, 3]}", "sweep: {labelled_ratio: [0.2]}") \
+        text = MULTICLASS.replace("sweep: {rank: [2, 3]}",
+                                  "sweep: {labelled_ratio: [1.0, 0.2]}") \
             .replace("  - name: br\n    params: {loss: squared}\n    select: {l2_reg: [0.1, 10.0]}\n", "") \
             .replace("  - name: leml\n    params: {loss: squared, max_iter: 3}\n", "") \
             .replace("  - name: constant\n", "  - name: semi\n    select: {alpha: [1.0, 2.0]}\n")
@@ -329,4 +330,6 @@ def test_a_semi_supervised_method_gets_the_unlabelled_rows_as_features_only(tmp_
     # the unlabelled rows (with the config's bias column: 6 features + 1) and no labels for them
     one_rep = [(n_lab - n_val, n_lab - n_val, (n_train - n_lab, 7))] * 2 + \
         [(n_lab, n_lab, (n_train - n_lab, 7))]
-    assert seen == one_rep * 3
+    all_labelled = [(n_train - round(0.2 * n_train),) * 2 + (None,)] * 2 + \
+        [(n_train, n_train, None)]                      # no unlabelled rows: None
+    assert seen == all_labelled * 3 + one_rep * 3
