@@ -8,6 +8,14 @@ the word co-occurrence moment and its top-``K`` eigenpairs (whitening), the whit
 third moment and its orthogonal tensor eigenpairs (robust tensor power method with
 deflation), and one label pass. Neither a dense ``n_features x n_features`` matrix (past
 :data:`DENSE_EIG_MAX` features) nor a ``K x K x K`` tensor is ever formed.
+
+Why the tensor stays implicit even where it would fit in memory (bibtex, K = 150: 27 MB),
+measured on one core: ``T(I, u, u)`` costs ``2 n K`` from ``A = X W`` (0.22 ms per column,
+0.17 ms per column in blocks of 10) against ``K^3`` from the dense tensor (1.1 ms, 0.65 ms:
+the 27 MB do not stay in cache), and forming it costs ``n K^3 / 2`` (1.3 s). Only the
+``K x K`` Hessian ``T(I, I, u)`` is formed, for the few Newton steps of
+:func:`tensor_power_method` (9 ms from ``A``, 2 ms from the dense tensor: about 190 of them
+would be needed to repay forming it; bibtex uses about 50).
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, eigsh
+from threadpoolctl import threadpool_limits
 
 from mlx.methods._validation import as_float_csr, check_fit_data, pattern
 from mlx.methods.base import (
@@ -109,17 +118,32 @@ class PowerResult:
         Power iterations the chosen start ran in its deflation step.
     converged : ndarray of shape (n_components,) of bool
         Whether the chosen start met the convergence test before ``max_iter``.
+    n_products : int
+        Columns ``u`` for which ``T(I, u, u)`` was computed, over all starts and steps (the
+        method's cost: each is one pass over ``A`` in :meth:`WhitenedMoments.products`).
+    n_hessians : int
+        ``T(I, I, u)`` matrices formed for trust-region Newton steps (each costs about 40
+        products with :meth:`WhitenedMoments.hessian`).
     """
 
     eigenvalues: np.ndarray
     eigenvectors: np.ndarray
     n_iter: np.ndarray
     converged: np.ndarray
+    n_products: int = 0
+    n_hessians: int = 0
 
 
 SELECTION_ITERATIONS = 10
 """Iterations every start of the tensor power method runs in a deflation step before the
 leading one is refined alone (``N`` of Anandkumar et al.'s Algorithm 1)."""
+
+ANDERSON_START = 1e-2
+"""Relative eigen-residual ``||T_j(I, u, u) - lambda u|| / lambda`` below which a start's steps
+are extrapolated (Anderson acceleration, ``anderson > 0``). Farther out the plain shifted
+steps pick the basin: on bibtex (K = 150) extrapolating from the first iteration makes
+some starts jump to another eigenvector than the plain iteration converges to, while from
+``1e-2`` on every eigenpair the plain iteration converges to is found again (to ``tol``)."""
 
 
 def _unit_columns(rng, dim: int, r: int) -> np.ndarray:
@@ -127,9 +151,116 @@ def _unit_columns(rng, dim: int, r: int) -> np.ndarray:
     return U / np.linalg.norm(U, axis=0)
 
 
+def _anderson(hx: np.ndarray, hr: np.ndarray, hn: np.ndarray) -> np.ndarray:
+    """Anderson (type II) extrapolation of fixed-point iterations, one per row.
+
+    ``hx[c]`` and ``hr[c]`` hold the last ``hn[c]`` iterates ``u`` and their steps
+    ``g(u) - u`` (oldest first, right-aligned in a buffer of ``m + 1``). Returns
+    ``u + r - (dX + dR) gamma`` with ``gamma`` minimising ``||r - dR gamma||``, the secant
+    (multi-secant Broyden) step; the differences of slots not yet filled are zero and get
+    ``gamma = 0`` (a ridge of ``1e-12`` of the Gram matrix's trace keeps the solve regular).
+    """
+    u, r = hx[:, -1], hr[:, -1]
+    dX, dR = np.diff(hx, axis=1), np.diff(hr, axis=1)                # (c, m, dim)
+    filled = np.arange(hx.shape[1] - 1)[None, :] >= hx.shape[1] - hn[:, None]
+    dX *= filled[:, :, None]
+    dR *= filled[:, :, None]
+    gram = np.einsum("cmk,cnk->cmn", dR, dR)
+    ridge = 1e-12 * np.einsum("cmm->c", gram) + np.finfo(np.float64).tiny
+    gram += ridge[:, None, None] * np.eye(gram.shape[1])
+    gamma = np.linalg.solve(gram, np.einsum("cmk,ck->cm", dR, r)[:, :, None])[:, :, 0]
+    return u + r - np.einsum("cmk,cm->ck", dX + dR, gamma)
+
+
+NEWTON_AFTER = 30
+"""Iterations a chosen start runs alone (shifted and Anderson steps) before its deflation step
+switches to the trust-region Newton ascent (:func:`_trust_region`); on bibtex (K = 150) most
+eigenpairs converge before, a few climb a ridge of ``T(u, u, u)`` for hundreds more."""
+
+
+def _polarised_hessian(products, u: np.ndarray) -> np.ndarray:
+    """``T(I, I, u)`` from products alone: ``T(I, u, e) = (T(I, u+e, u+e) - T(I, u-e, u-e)) / 4``
+    (exact for a symmetric tensor; ``2 dim`` product columns)."""
+    E = np.eye(u.size)
+    out = products(np.hstack([u[:, None] + E, u[:, None] - E]))
+    H = (out[:, :u.size] - out[:, u.size:]) / 4.0
+    return 0.5 * (H + H.T)
+
+
+def _trust_region(deflated, hessian, u, g, lam, *, tol: float, budget: int):
+    """Riemannian trust-region Newton ascent of ``f(u) = T_j(u, u, u)`` on the unit sphere.
+
+    From ``u`` (with ``g = T_j(I, u, u)``, ``lam = f(u) > 0``) each step maximises the second
+    order model ``f(u) + 3 [r's + s'(2 H - lam I) s / 2]`` (``r = g - lam u`` the residual,
+    ``H = T_j(I, I, u)``) over tangent ``s`` with ``||s|| <= delta`` (exactly, from the
+    eigendecomposition of the projected Hessian), retracts ``u <- (u + s) / ||u + s||``
+    and keeps the step if ``f`` rose by at least a tenth of the model's prediction (or, at
+    rounding level, did not fall while the residual shrank); ``delta`` shrinks after poor
+    predictions and grows after good full-length ones (Absil, Mahony and Sepulchre, 2008,
+    ch. 7). Every accepted step ascends, so the limit is a local maximum of ``f`` (where the
+    projected ``2 H - lam I`` is negative semi-definite), and convergence near it is quadratic.
+    The Hessian is kept for the next step while steps are accepted with ``rho >= 0.5`` and
+    cut the residual by at least 0.3 (chord steps: on bibtex, K = 150, 46 Hessians instead
+    of 65 for the same eigenpairs).
+
+    Returns ``(u, g, lam, res, steps, hessians)`` after convergence (``res <= tol lam``) or
+    ``budget`` products.
+    """
+    dim = u.size
+    r = g - lam * u
+    res = float(np.linalg.norm(r))
+    delta = min(1.0, max(10.0 * res / lam, 1e-3)) if lam > 0 else 1.0
+    steps = hessians = 0
+    B = None
+    while steps < budget and not res <= tol * abs(lam):
+        if B is None:
+            H = hessian(u)
+            hessians += 1
+            Pu = np.eye(dim) - np.outer(u, u)
+            B = Pu @ (2.0 * H - lam * np.eye(dim)) @ Pu
+            B = 0.5 * (B + B.T)
+            d, E = np.linalg.eigh(B - (np.abs(B).sum() + lam) * np.outer(u, u))
+        c = E.T @ r
+        top = float(d[-1])
+        if top < 0 and np.linalg.norm(c / d) <= delta:             # the Newton step fits
+            s = -E @ (c / d)
+        else:                                       # on the boundary: ||s(mu)|| = delta
+            lo = max(top, 0.0)
+            hi = lo + np.linalg.norm(c) / delta + abs(lo) + 1e-300
+            for _ in range(100):
+                mid = 0.5 * (lo + hi)
+                if np.linalg.norm(c / (mid - d)) > delta:
+                    lo = mid
+                else:
+                    hi = mid
+                if hi - lo <= 1e-12 * hi:
+                    break
+            s = E @ (c / (hi - d))
+        pred = float(r @ s + 0.5 * s @ (B @ s))
+        new = u + s
+        new /= np.linalg.norm(new)
+        gn = deflated(new[:, None])[:, 0]
+        fn = float(new @ gn)
+        steps += 1
+        rn = gn - fn * new
+        resn = float(np.linalg.norm(rn))
+        rho = (fn - lam) / (3.0 * pred) if pred > 0 else -1.0
+        norm_s = float(np.linalg.norm(s))
+        if rho < 0.25:
+            delta = 0.25 * norm_s
+        elif rho > 0.75 and norm_s >= 0.99 * delta:
+            delta = min(2.0 * delta, 1.0)
+        if rho > 0.1 or (fn >= lam - 1e-12 * abs(lam) and resn < res):
+            if resn > 0.3 * res or rho < 0.5:   # keep the Hessian while it serves (chord)
+                B = None
+            u, g, lam, r, res = new, gn, fn, rn, resn
+    return u, g, lam, res, steps, hessians
+
+
 def tensor_power_method(products, dim: int, n_components: int, *, n_restarts: int = 10,
                         max_iter: int = 100, tol: float = 1e-8, shift: float = 0.0,
-                        adaptive_shift: bool = True, rng: np.random.Generator) -> PowerResult:
+                        adaptive_shift: bool = True, anderson: int = 5, hessian=None,
+                        selection_products=None, rng: np.random.Generator) -> PowerResult:
     """Robust tensor power method with deflation (Anandkumar et al., JMLR 2014, Algorithm 1).
 
     For a symmetric ``dim x dim x dim`` tensor ``T`` given only by ``products(U)``, which
@@ -138,27 +269,56 @@ def tensor_power_method(products, dim: int, n_components: int, *, n_restarts: in
 
         u <- (T_j(I, u, u) + alpha u) / ||T_j(I, u, u) + alpha u||
 
-    on the deflated tensor ``T_j = T - sum_{i<j} lambda_i v_i (x) v_i (x) v_i`` until the
+    on the deflated tensor ``T_j = T - sum_{i<j} lambda_i v_i (x) v_i (x) v_i`` (applied
+    implicitly: ``T_j(I, U, U) = products(U) - V_j diag(lambda) (V_j' U)^2``) until the
     relative eigen-residual ``||T_j(I, u, u) - lambda u|| <= tol |lambda|`` (with
     ``lambda = T_j(u, u, u)``) or ``max_iter`` iterations; the start with the largest
     ``lambda`` becomes ``(lambda_j, v_j)``, with the sign making ``lambda_j >= 0``.
 
     ``alpha`` is the shift of SS-HOPM (Kolda and Mayo, 2011). With ``adaptive_shift=False``
-    it stays ``shift`` (``shift=0``: the plain power iteration, which can cycle without
-    converging on a noisy tensor). With ``adaptive_shift=True`` a step that does not
-    increase ``T_j(u, u, u)`` is rejected and retried with ``alpha`` doubled (at least
-    ``|lambda|``), and ``alpha`` halves back towards ``shift`` after every accepted step: the
-    iteration is then monotone, as SS-HOPM with a large enough shift is, but takes the
-    unshifted, fast steps wherever they already ascend.
+    it stays ``shift`` and every step is taken as computed (``shift=0``: the plain power
+    iteration, which can cycle without converging on a noisy tensor; ``anderson`` is then
+    ignored). With ``adaptive_shift=True`` a step that does not increase ``T_j(u, u, u)`` is
+    rejected and retried with ``alpha`` doubled (at least ``|lambda|``), and ``alpha`` halves
+    back towards ``shift`` after every accepted step: the iteration is then monotone, as
+    SS-HOPM with a large enough shift is, but takes the unshifted, fast steps wherever they
+    already ascend.
 
-    The starts are iterated together (``products`` of ``(dim, r)`` blocks) and the pool is
-    carried from one deflation step to the next: only the chosen start is replaced by a
-    fresh random unit vector, while the others, which usually sit near eigenvectors not yet
-    deflated, start the next step where they stopped. As in the paper's algorithm, every
-    start runs a few iterations (:data:`SELECTION_ITERATIONS`), the one with the largest
-    ``lambda`` is then iterated alone until it converges (or ``max_iter`` iterations in all),
-    and the others keep their progress for the next step. Every step thus compares
-    ``n_restarts`` candidates for the price of about one fresh start.
+    Acceleration (``adaptive_shift=True`` and ``anderson = m > 0``): once a start's relative
+    eigen-residual is below :data:`ANDERSON_START`, its steps are Anderson-extrapolated
+    from its last ``m`` iterates (:func:`_anderson`), which costs no extra tensor product.
+    Near an eigenvector the iteration is linear with rate ``max |2 h_i + alpha| / (lambda +
+    alpha)`` over the eigenvalues ``h_i`` of ``T_j(I, I, v)`` orthogonal to ``v``; on real
+    data some ``2 h_i / lambda`` sit near +1 or -1 (bibtex, K = 150: up to 0.99 and down to
+    -0.99), where the plain steps need hundreds of iterations and the extrapolated ones a
+    few tens (the secant steps converge like GMRES on the linearised iteration). An
+    extrapolated step is kept only if it does not decrease ``T_j(u, u, u)`` either (it is
+    otherwise dropped with the start's history, without growing ``alpha``), so the limit is
+    the local maximum the plain monotone iteration climbs to. A start still unconverged
+    after :data:`NEWTON_AFTER` iterations alone is climbing a ridge (residuals that stall
+    or grow while ``T_j(u, u, u)`` creeps up; bibtex, K = 150: about one eigenpair in ten,
+    some of which took 300+ plain iterations) and finishes with trust-region Newton steps
+    (:func:`_trust_region`, from ``hessian(u) = T(I, I, u)``, or from ``2 dim`` products by
+    polarisation when ``hessian`` is None), which ascend too and converge in a few steps.
+    ``anderson=0`` gives the unaccelerated method (neither extrapolation nor Newton steps).
+
+    ``selection_products``, if given, is a cheaper, less accurate ``products`` (e.g. single
+    precision) used for the :data:`SELECTION_ITERATIONS` of the starts, whose only role is
+    to rank them; a start is iterated and tested with ``products`` before it is kept, so
+    every returned eigenpair meets ``tol`` with the exact products. The ranking, and with it
+    the order of deflation, can then differ from the exact one.
+
+    The starts are iterated together (``products`` of ``(dim, r)`` blocks: one BLAS-3 pass
+    for all of them) and the pool is carried from one deflation step to the next: only the
+    chosen start is replaced by a fresh random unit vector, while the others, which usually
+    sit near eigenvectors not yet deflated, start the next step where they stopped. As in
+    the paper's algorithm, every start runs a few iterations (:data:`SELECTION_ITERATIONS`),
+    the one with the largest ``lambda`` is then iterated alone until it converges (or
+    ``max_iter`` iterations in all), and the others keep their progress for the next step.
+    Every step thus compares ``n_restarts`` candidates for the price of about one fresh
+    start. Deflation is applied to the carried products as a rank-one update
+    (``T_j(I, u, u) = T_{j-1}(I, u, u) - lambda_{j-1} (v_{j-1}' u)^2 v_{j-1}``), so a step
+    starts with one new product, the fresh start's.
 
     Returns
     -------
@@ -169,32 +329,85 @@ def tensor_power_method(products, dim: int, n_components: int, *, n_restarts: in
     V = np.zeros((dim, n_components))
     n_iter = np.zeros(n_components, dtype=np.int64)
     converged = np.zeros(n_components, dtype=bool)
+    m = int(anderson) if adaptive_shift else 0
+    n_products = n_hessians = 0
+    eps = 1e-12
+    rough_selection = selection_products is not None
+    selection_products = products if selection_products is None else selection_products
+    exact = np.ones(n_restarts, dtype=bool)
+    fresh = 0                                  # the start replaced after the previous step
 
     for j in range(n_components):
         Vj, lj = V[:, :j], lams[:j]
 
-        def deflated(U, Vj=Vj, lj=lj):
-            out = products(U)
+        def deflated(U, Vj=Vj, lj=lj, rough=False):
+            out = (selection_products if rough else products)(U)
             if Vj.shape[1]:
                 out -= Vj @ (lj[:, None] * (Vj.T @ U) ** 2)
             return out
 
-        P = deflated(pool)                                          # T_j(I, u, u)
+        if j == 0:
+            P = deflated(pool, rough=True)                          # T_j(I, u, u)
+            n_products += n_restarts
+            exact[:] = not rough_selection
+        else:                          # T_j = T_{j-1} - lambda v (x) v (x) v: no new products
+            P -= np.outer(lams[j - 1] * V[:, j - 1], (V[:, j - 1] @ pool) ** 2)
+            P[:, fresh] = deflated(pool[:, fresh:fresh + 1], rough=True)[:, 0]
+            n_products += 1
+            exact[fresh] = not rough_selection
         f = np.einsum("ij,ij->j", pool, P)                          # T_j(u, u, u)
+        res = np.linalg.norm(P - pool * f, axis=0)
         alpha = np.full(n_restarts, float(shift))
         iters = np.zeros(n_restarts, dtype=np.int64)
+        hx = np.zeros((n_restarts, m + 1, dim))   # the deflated map changed: fresh histories
+        hr = np.zeros((n_restarts, m + 1, dim))
+        hn = np.zeros(n_restarts, dtype=np.int64)
 
-        def residual_ok(U, P, f):
-            res = np.linalg.norm(P - U * f, axis=0)
+        def hessian_j(u, Vj=Vj, lj=lj):
+            H = hessian(u) if hessian is not None else _polarised_hessian(products, u)
+            if Vj.shape[1]:
+                H = H - (Vj * (lj * (Vj.T @ u))) @ Vj.T
+            return H
+
+        def residual_ok(res, f):
             return (res <= tol * np.abs(f)) | ~(np.abs(f) > 0) & ~(res > 0)
 
-        active = ~residual_ok(pool, P, f)
+        active = ~residual_ok(res, f)
+
+        def confirm(c, P=P, f=f, res=res, active=active, hn=hn):
+            """Recompute start c's product exactly (it was last iterated with the rough one)."""
+            P[:, c] = deflated(pool[:, c:c + 1])[:, 0]
+            f[c] = pool[:, c] @ P[:, c]
+            res[c] = np.linalg.norm(P[:, c] - f[c] * pool[:, c])
+            exact[c] = True
+            active[c] = not residual_ok(res[c], f[c])
+            if f[c] < 0:
+                pool[:, c] *= -1.0
+                f[c] *= -1.0
+            hn[c] = 0
+            return 1
+
         for it in range(max_iter):
             neg = f < 0
             pool[:, neg] *= -1.0                                   # T(-u,-u,-u) = -T(u,u,u)
             f[neg] *= -1.0
+            if m and neg.any():
+                hn[neg] = 0
             lead = int(np.argmax(f))
+            while not exact[lead] and (it >= SELECTION_ITERATIONS or not active[lead]):
+                n_products += confirm(lead)                        # lead with exact products
+                lead = int(np.argmax(f))
             if not active[lead]:                                   # the leading start converged
+                break
+            if m and it >= SELECTION_ITERATIONS + NEWTON_AFTER:   # still climbing: Newton
+                u, g, lam, r, steps, nh = _trust_region(
+                    deflated, hessian_j, pool[:, lead], P[:, lead], f[lead],
+                    tol=tol, budget=max_iter - it)
+                pool[:, lead], P[:, lead], f[lead], res[lead] = u, g, lam, r
+                iters[lead] += steps
+                n_products += steps + (0 if hessian is not None else 2 * dim * nh)
+                n_hessians += nh
+                active[lead] = not residual_ok(np.array([r]), np.array([lam]))[0]
                 break
             idx = np.flatnonzero(active) if it < SELECTION_ITERATIONS else np.array([lead])
             U, Pi = pool[:, idx], P[:, idx]
@@ -203,29 +416,60 @@ def tensor_power_method(products, dim: int, n_components: int, *, n_restarts: in
             dead = ~(norms > 0.0)                                  # nothing left to follow
             new[:, dead] = U[:, dead]
             new[:, ~dead] /= norms[~dead]
-            Pn = deflated(new)
+            extra = np.zeros(idx.size, dtype=bool)
+            if m and it >= SELECTION_ITERATIONS:                  # the chosen start, alone
+                near = ~dead & (res[idx] <= ANDERSON_START * f[idx])
+                hn[idx[~near]] = 0
+                if near.any():
+                    c = idx[near]
+                    hx[c, :-1] = hx[c, 1:]
+                    hr[c, :-1] = hr[c, 1:]
+                    hx[c, -1] = U[:, near].T
+                    hr[c, -1] = (new[:, near] - U[:, near]).T
+                    hn[c] = np.minimum(hn[c] + 1, m + 1)
+                    ext = hn[c] >= 2
+                    if ext.any():
+                        y = _anderson(hx[c[ext]], hr[c[ext]], hn[c[ext]]).T
+                        ny = np.linalg.norm(y, axis=0)
+                        fine = np.isfinite(ny) & (ny > 0)
+                        cols = np.flatnonzero(near)[ext][fine]
+                        new[:, cols] = y[:, fine] / ny[fine]
+                        extra[cols] = True
+            selecting = it < SELECTION_ITERATIONS
+            Pn = deflated(new, rough=selecting)
+            n_products += idx.size
             fn = np.einsum("ij,ij->j", new, Pn)
             iters[idx] += 1
             if adaptive_shift:
-                ok = fn >= f[idx] - 1e-12 * np.abs(f[idx])
+                ok = fn >= f[idx] - eps * np.abs(f[idx])
                 grow = np.maximum(2.0 * alpha[idx], np.abs(f[idx]))
-                alpha[idx] = np.where(ok, np.maximum(float(shift), 0.5 * alpha[idx]), grow)
+                alpha[idx] = np.where(ok, np.maximum(float(shift), 0.5 * alpha[idx]),
+                                      np.where(extra, alpha[idx], grow))
+                if m:
+                    hn[idx[~ok]] = 0                               # restart the secant model
             else:
                 ok = np.ones(idx.size, dtype=bool)
             acc = idx[ok]
-            pool[:, acc], P[:, acc], f[acc] = new[:, ok], Pn[:, ok], fn[ok]
-            done = residual_ok(new[:, ok], Pn[:, ok], fn[ok]) | dead[ok]
+            resn = np.linalg.norm(Pn[:, ok] - new[:, ok] * fn[ok], axis=0)
+            pool[:, acc], P[:, acc], f[acc], res[acc] = new[:, ok], Pn[:, ok], fn[ok], resn
+            exact[acc] = not (selecting and rough_selection)
+            done = residual_ok(resn, fn[ok]) | dead[ok]
             active[acc[done]] = False
         neg = f < 0
         pool[:, neg] *= -1.0
         f[neg] *= -1.0
         best = int(np.argmax(f))
+        while not exact[best]:                                     # max_iter ran out rough
+            n_products += confirm(best)
+            best = int(np.argmax(f))
         lams[j] = f[best]
         V[:, j] = pool[:, best]
         n_iter[j] = iters[best]
         converged[j] = not active[best]
         pool[:, best] = _unit_columns(rng, dim, 1)[:, 0]
-    return PowerResult(eigenvalues=lams, eigenvectors=V, n_iter=n_iter, converged=converged)
+        fresh = best
+    return PowerResult(eigenvalues=lams, eigenvectors=V, n_iter=n_iter, converged=converged,
+                       n_products=n_products, n_hessians=n_hessians)
 
 
 def second_moment_eigenpairs(X: sp.csr_matrix, rank: int, *, moments: str,
@@ -304,6 +548,7 @@ class WhitenedMoments:
             self.B = np.asarray(X.T @ self.A)                         # X'X W
             self.f = np.asarray(X.sum(axis=0)).ravel()
         self.scale = 1.0 / z if z > 0 else 0.0
+        self._single = None
 
     @property
     def dim(self) -> int:
@@ -311,15 +556,44 @@ class WhitenedMoments:
 
     def products(self, U: np.ndarray) -> np.ndarray:
         """``T(I, u, u)`` for every column ``u`` of ``U`` (shape ``(K, r)``)."""
-        S = self.A @ U
-        out = self.A.T @ (S * S)
-        if self.B is not None:
-            WU = self.W @ U
-            BU = self.B @ U
-            out -= self.W.T @ (WU * (2.0 * BU - 2.0 * self.f[:, None] * WU))
-            out -= self.B.T @ (WU * WU)
-        out *= self.scale
+        return self._products(U, self.A, self.W, self.B, self.f)
+
+    def single_products(self, U: np.ndarray) -> np.ndarray:
+        """:meth:`products` in single precision (float32 copies of ``A``, ``W``, ``B``, made on
+        first use; relative error about ``1e-7``), returned as float64: about 2.5 times faster
+        (half the memory traffic). :func:`tensor_power_method` uses it to rank its starts
+        only; every eigenpair it returns is iterated and tested with :meth:`products`."""
+        if self._single is None:
+            self._single = tuple(None if a is None else a.astype(np.float32)
+                                 for a in (self.A, self.W, self.B, self.f))
+        return self._products(U.astype(np.float32), *self._single).astype(np.float64)
+
+    def _products(self, U, A, W, B, f):
+        S = A @ U
+        out = A.T @ (S * S)
+        if B is not None:
+            WU = W @ U
+            BU = B @ U
+            out -= W.T @ (WU * (2.0 * BU - 2.0 * f[:, None] * WU))
+            out -= B.T @ (WU * WU)
+        out *= out.dtype.type(self.scale)
         return out
+
+    def hessian(self, u: np.ndarray) -> np.ndarray:
+        """``T(I, I, u)``, the ``(K, K)`` matrix of ``v -> T(I, u, v)`` (``O(n K^2)``)::
+
+            H Z = A' diag(A u) A - S - S' - W' diag(B u - 2 f (W u)) W,   S = W' diag(W u) B
+
+        (the terms after the first for ``moments="unbiased"`` only).
+        """
+        H = self.A.T @ (self.A * (self.A @ u)[:, None])
+        if self.B is not None:
+            Wu = self.W @ u
+            S = self.W.T @ (self.B * Wu[:, None])
+            H -= S + S.T
+            H -= self.W.T @ (self.W * (self.B @ u - 2.0 * self.f * Wu)[:, None])
+        H *= self.scale
+        return H
 
     def dense(self) -> np.ndarray:
         """The explicit ``K x K x K`` tensor (``O(n K^3)``; for tests on small problems)."""
@@ -482,9 +756,14 @@ class MoM(BaseMethod):
         The paper is silent; without smoothing a word that the clipping set to 0 in every
         state has probability 0.
     n_restarts : int >= 1, default=10
-        Starts of the tensor power method per eigenpair (the authors' code: 1).
+        Starts of the tensor power method per eigenpair (the authors' code: 1). Fewer are not
+        faster: the starts not chosen carry over to the next deflation step, where they
+        give its chosen start a head start (bibtex, K = 150, fit on 80% of the training
+        rows: 10 starts 5.0-5.6 s CPU, 3 starts 7.2-7.5 s, 1 start 7.3-7.9 s, with a
+        validation AUC 0.003-0.005 lower).
     max_iter : int >= 1, default=300
-        Cap on the power iterations of a deflation step (the authors' code: 1000).
+        Cap on the iterations of a deflation step (the authors' code: 1000); a power step,
+        an extrapolated step or a Newton step (``anderson``) each counts as one.
     tol : float > 0, default=1e-6
         Convergence test on the relative eigen-residual,
         ``||T_j(I, u, u) - lambda u|| <= tol * lambda`` (see :func:`tensor_power_method`).
@@ -494,7 +773,26 @@ class MoM(BaseMethod):
     adaptive_shift : bool, default=True
         Reject steps that do not increase ``T(u, u, u)`` and retry them with a doubled shift
         (a monotone iteration that converges where the plain one cycles). ``False`` with
-        ``shift=0``, ``n_restarts=1`` and ``max_iter=1000`` is the authors' power method.
+        ``shift=0``, ``n_restarts=1`` and ``max_iter=1000`` is the authors' power method
+        (every step taken as computed; ``anderson`` is then ignored).
+    anderson : int >= 0, default=5
+        Acceleration of the chosen start once its relative eigen-residual is below
+        ``1e-2`` (``adaptive_shift=True`` only): Anderson extrapolation from its last
+        ``anderson`` iterates, and trust-region Newton steps if it has not converged after
+        30 iterations alone; both keep only ascending steps, so they reach the eigenpair
+        the plain iteration converges to, in fewer iterations (bibtex, K = 150: median 22,
+        at most 52, every eigenpair converged, fit 4.6-5.7 s; with ``anderson=0``, the
+        unaccelerated method: median 49, 4 of 150 stopped at 300, fit 6.9-7.3 s). See
+        :func:`tensor_power_method`.
+    selection_precision : {"double", "single"}, default="double"
+        Precision of the products that rank the ``n_restarts`` starts in each deflation step
+        (:data:`SELECTION_ITERATIONS` iterations each, most of the power method's work).
+        ``"single"``: float32 copies of the whitened data, about 2.5 times faster per
+        product (bibtex, K = 150: fit 3.8-4.5 s instead of 4.6-5.7 s); the chosen start is
+        still iterated to ``tol`` in double precision, but float32 rounding can change which
+        start ranks first, so the order of deflation, and from there the decomposition,
+        differ from the default's (on bibtex from the 30th eigenpair on; validation AUC
+        within the seed-to-seed spread).
     binarize : bool, default=False
         Read features as word occurrences ``x != 0``. By default ``X`` must hold word counts
         (non-negative integers; 0/1 occurrences are counts too), used as exchangeable word
@@ -549,9 +847,12 @@ class MoM(BaseMethod):
       same model.
 
     Cost: pass 1 ``O(nnz(X) K)`` per Lanczos block product; pass 2 ``O(nnz(X) K)`` for
-    ``A = XW`` plus ``O((n + n_features) K)`` per tensor-vector product; pass 3
-    ``O(nnz(Y) K + n K^2)``. Memory: ``X``, ``A`` and ``O(n_features K)``; ``M2`` is formed
-    only up to :data:`DENSE_EIG_MAX` features and the ``K^3`` tensor never.
+    ``A = XW`` plus ``O((n + n_features) K)`` per tensor-vector product (about
+    ``K (n_restarts SELECTION_ITERATIONS + 25)`` of them, in blocks of ``n_restarts``) and
+    ``O((n + n_features) K^2)`` per Newton step; pass 3 ``O(nnz(Y) K + n K^2)``. Memory:
+    ``X``, ``A`` and ``O(n_features K + K^2)``; ``M2`` is formed only up to
+    :data:`DENSE_EIG_MAX` features and the ``K^3`` tensor never (module docstring: it is
+    not faster where it fits). BLAS runs on one thread during ``fit``.
 
     References
     ----------
@@ -576,6 +877,8 @@ class MoM(BaseMethod):
         "tol": [Interval(Real, 0, None, closed="neither")],
         "shift": [Interval(Real, 0, None, closed="left")],
         "adaptive_shift": [BOOL],
+        "anderson": [Interval(Integral, 0, None, closed="left")],
+        "selection_precision": [StrOptions({"double", "single"})],
         "binarize": [BOOL],
         "random_state": [None, Integral],
     }
@@ -583,8 +886,9 @@ class MoM(BaseMethod):
     def __init__(self, *, rank: int = 10, moments: str = "paper", prediction: str = "paper",
                  eta: float = 0.001, smoothing: float = 0.001, n_restarts: int = 10,
                  max_iter: int = 300, tol: float = 1e-6, shift: float = 0.0,
-                 adaptive_shift: bool = True,
-                 binarize: bool = False, random_state: int | None = None):
+                 adaptive_shift: bool = True, anderson: int = 5,
+                 selection_precision: str = "double", binarize: bool = False,
+                 random_state: int | None = None):
         self.rank = rank
         self.moments = moments
         self.prediction = prediction
@@ -595,6 +899,8 @@ class MoM(BaseMethod):
         self.tol = tol
         self.shift = shift
         self.adaptive_shift = adaptive_shift
+        self.anderson = anderson
+        self.selection_precision = selection_precision
         self.binarize = binarize
         self.random_state = random_state
 
@@ -640,8 +946,20 @@ class MoM(BaseMethod):
         Returns
         -------
         self
+
+        Notes
+        -----
+        BLAS runs on one thread during the fit: its dense products are Lanczos vectors and
+        ``(n, K)`` by ``(K, r <= n_restarts)`` blocks, which threads do not speed up and, on
+        a loaded machine, slow down many times (bibtex, K = 150, 2 threads next to other
+        jobs: whitening 1.2 s to 6 s); the fitted numbers then do not depend on the
+        caller's thread setting either.
         """
         self._validate_params()
+        with threadpool_limits(limits=1):
+            return self._fit(X, Y, observed)
+
+    def _fit(self, X, Y, observed):
         t0 = time.perf_counter()
         data = check_fit_data("MoM", X, Y, observed)
         if data.observed is not None:
@@ -667,9 +985,13 @@ class MoM(BaseMethod):
 
         # Pass 2: tensor eigenpairs from implicit products.
         moments = WhitenedMoments(X, W, moments=self.moments)
+        single = self.selection_precision == "single"
         res = tensor_power_method(moments.products, K, K, n_restarts=self.n_restarts,
                                   max_iter=self.max_iter, tol=self.tol, shift=self.shift,
-                                  adaptive_shift=self.adaptive_shift, rng=rng)
+                                  adaptive_shift=self.adaptive_shift, anderson=self.anderson,
+                                  hessian=moments.hessian,
+                                  selection_products=moments.single_products if single else None,
+                                  rng=rng)
         t2 = time.perf_counter()
         order = np.argsort(-res.eigenvalues, kind="stable")
         lam, U = res.eigenvalues[order], res.eigenvectors[:, order]
