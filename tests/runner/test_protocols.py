@@ -333,3 +333,47 @@ def test_a_semi_supervised_method_gets_the_unlabelled_rows_as_features_only(tmp_
     all_labelled = [(n_train - round(0.2 * n_train),) * 2 + (None,)] * 2 + \
         [(n_train, n_train, None)]                      # no unlabelled rows: None
     assert seen == all_labelled * 3 + one_rep * 3
+
+
+def test_selection_fits_see_the_observed_label_mask(tmp_path, monkeypatch):
+    from mlx.methods.br import BR
+
+    masks = []
+    original = BR.fit
+
+    def recording(self, X, Y, *, observed=None):
+        masks.append(None if observed is None else (observed.shape, observed.nnz))
+        return original(self, X, Y, observed=observed)
+
+    monkeypatch.setattr(BR, "fit", recording)
+    _, frame = run(tmp_path, """
+        name: masked
+        dataset: {synthetic: {n_samples: 100, n_features: 8, n_labels: 5, rank: 2, seed: 3}}
+        methods:
+          - name: br
+            params: {loss: squared}
+            select: {l2_reg: [0.1, 1.0]}
+        sweep: {observed_ratio: [0.5]}
+        metrics: [auc]
+        selection: {metric: auc}
+        """)
+    assert set(frame["status"]) == {"ok"}
+    assert len(masks) == 3                              # two candidates, then the final fit
+    assert masks[0] == masks[1] == ((80, 5), masks[0][1]) and masks[0][1] < 80 * 5
+    assert masks[2] == ((100, 5), 250)
+
+
+def test_a_method_that_declines_the_setting_is_skipped_during_selection_too(tmp_path):
+    _, frame = run(tmp_path, """
+        name: skip
+        dataset: {synthetic: {n_samples: 100, n_features: 8, n_labels: 5, rank: 2, seed: 3}}
+        methods:
+          - name: cplst
+            select: {l2_reg: [0.1, 1.0]}
+        sweep: {observed_ratio: [1.0, 0.5], rank_ratio: [0.6]}
+        metrics: [auc]
+        """)
+    cells = frame.drop_duplicates("cell_id").set_index("observed_ratio")
+    assert cells.loc[1.0, "status"] == "ok"
+    assert cells.loc[0.5, "status"] == "skipped"
+    assert cells.loc[0.5, "message"] == "cplst does not support missing labels"
