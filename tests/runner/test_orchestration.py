@@ -421,3 +421,40 @@ def test_selection_of_a_seeded_rank_method_is_reproducible(tmp_path):
     va = a[a["split"] == "validation"]["value"].to_numpy()
     vb = b[b["split"] == "validation"]["value"].to_numpy()
     assert len(va) == 2 and np.array_equal(va, vb)
+
+
+def test_the_methods_threshold_also_applies_to_selection_scores(tmp_path):
+    text = SELECT_TEMPLATE.format(synth=SYNTH, params="{loss: squared}",
+                                  select="{l2_reg: [100000.0, 0.01, 1.0]}").replace(
+        "selection: {metric: auc}", "selection: {metric: hamming}").replace(
+        "metrics: [p@1, auc]", "metrics: [hamming]").replace(
+        "    select: ", "    threshold: 1.0e+9\n    select: ")
+    _, frame = run(tmp_path, text)
+    assert set(frame["status"]) == {"ok"}
+    val = frame[frame["split"] == "validation"]
+    assert len(val) == 12
+    for _, rows in val.groupby("cell_id"):                # nothing is ever predicted positive:
+        assert rows["value"].nunique() == 1               # every candidate scores the density
+
+
+def test_a_candidate_that_diverges_is_recorded_and_passed_over(tmp_path, monkeypatch):
+    from mlx.errors import DivergenceError
+    from mlx.methods.br import BR
+
+    original = BR.fit
+
+    def flaky(self, X, Y, *, observed=None):
+        if self.l2_reg == 0.01:
+            raise DivergenceError("diverged")
+        return original(self, X, Y, observed=observed)
+
+    monkeypatch.setattr(BR, "fit", flaky)
+    _, frame = run(tmp_path, SELECT_CONFIG)
+    assert set(frame["status"]) == {"ok"}
+    val = frame[frame["split"] == "validation"]
+    bad = val[val["candidate"] == '{"l2_reg": 0.01}']
+    assert len(bad) == 4 and bad["value"].isna().all() and bad["n_eval"].isna().all()
+    good = val[val["candidate"] != '{"l2_reg": 0.01}']
+    assert good["value"].notna().all() and (good["n_eval"] > 0).all()
+    chosen = {json.loads(s)["l2_reg"] for s in frame["selected"].dropna()}
+    assert 0.01 not in chosen

@@ -117,6 +117,7 @@ def test_cv_selection_never_fits_on_test_rows_and_uses_k_folds(tmp_path, fit_log
     assert set(frame["status"]) == {"ok"}
     val = frame[frame["split"] == "validation"]
     assert len(val) == 3 * 2                       # 3 repetitions x 2 candidates
+    assert (val["n_eval"] == 147).all()            # every training row held out once
     assert len(fit_log) == 3 * (2 * 4 + 1)         # per repetition: 2 candidates x 4 folds + final
     cells = expand(load_config(tmp_path / "o.yaml"))
     for rep in range(3):
@@ -377,3 +378,29 @@ def test_a_method_that_declines_the_setting_is_skipped_during_selection_too(tmp_
     assert cells.loc[1.0, "status"] == "ok"
     assert cells.loc[0.5, "status"] == "skipped"
     assert cells.loc[0.5, "message"] == "cplst does not support missing labels"
+
+
+def test_ordinal_selection_scores_predicted_levels(tmp_path):
+    rng = np.random.default_rng(4)
+    X = rng.random((90, 4))
+    levels = np.clip(np.round(X @ np.array([3.0, 2.0, -1.0, 1.0]) + 1), 1, 5).astype(int)
+    (tmp_path / "ord.txt").write_text("".join(
+        f"{y} " + " ".join(f"{j + 1}:{v:.5f}" for j, v in enumerate(x)) + "\n"
+        for x, y in zip(X, levels)))
+    _, frame = run(tmp_path, f"""
+        name: ord
+        dataset: {{format: libsvm-multiclass, task: ordinal, train: {tmp_path}/ord.txt,
+                   name: ord}}
+        split: {{test_fraction: 0.3, stratify: false}}
+        methods:
+          - name: br
+            params: {{loss: squared}}
+            select: {{l2_reg: [0.01, 100.0]}}
+        metrics: [mae]
+        selection: {{stratify: false}}
+        """)
+    assert set(frame["status"]) == {"ok"}, frame["message"].dropna().unique()
+    val = frame[frame["split"] == "validation"]
+    # predictions are levels: each row's absolute error is an integer
+    for _, row in val.iterrows():
+        assert abs(row["value"] * row["n_eval"] - round(row["value"] * row["n_eval"])) < 1e-6
