@@ -81,6 +81,9 @@ def test_every_select_candidate_has_a_validation_row_and_the_best_is_chosen(tmp_
         assert chosen == {best}
     # validation rows never leak into the test table
     assert "validation" not in (tmp_path / "o" / "table.md").read_text()
+    # a single hold-out split records no per-fold scores in the cell cache
+    for path in (tmp_path / "o" / "cells").glob("*.json"):
+        assert all("folds" not in t for t in json.loads(path.read_text())["trials"])
 
 
 def test_the_final_model_uses_the_selected_value(tmp_path):

@@ -1,6 +1,7 @@
 """Tasks and protocols through the runner: random splits, labelled rows, k-fold selection,
 absolute ranks, the constant baseline, and config errors that `validate` and `run` share."""
 
+import json
 import os
 import textwrap
 
@@ -118,6 +119,12 @@ def test_cv_selection_never_fits_on_test_rows_and_uses_k_folds(tmp_path, fit_log
     val = frame[frame["split"] == "validation"]
     assert len(val) == 3 * 2                       # 3 repetitions x 2 candidates
     assert (val["n_eval"] == 147).all()            # every training row held out once
+    # the cell cache keeps each candidate's per-fold scores; their mean is the value shown
+    for path in (tmp_path / "o" / "cells").glob("*.json"):
+        rec = json.loads(path.read_text())
+        for trial in rec["trials"] or ():
+            assert len(trial["folds"]) == 4
+            assert trial["value"] == pytest.approx(np.mean(trial["folds"]))
     assert len(fit_log) == 3 * (2 * 4 + 1)         # per repetition: 2 candidates x 4 folds + final
     cells = expand(load_config(tmp_path / "o.yaml"))
     for rep in range(3):
