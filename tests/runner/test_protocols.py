@@ -411,3 +411,20 @@ def test_ordinal_selection_scores_predicted_levels(tmp_path):
     # predictions are levels: each row's absolute error is an integer
     for _, row in val.iterrows():
         assert abs(row["value"] * row["n_eval"] - round(row["value"] * row["n_eval"])) < 1e-6
+
+
+def test_two_fold_selection_keeps_both_fold_scores(tmp_path):
+    _, frame = run(tmp_path, """
+        name: cv2
+        dataset: {synthetic: {n_samples: 60, n_features: 6, n_labels: 4, rank: 2, seed: 3}}
+        methods:
+          - name: br
+            params: {loss: squared}
+            select: {l2_reg: [0.1, 10.0]}
+        selection: {cv: 2, metric: auc}
+        metrics: [auc]
+        """)
+    rec = json.loads(next((tmp_path / "o" / "cells").glob("*.json")).read_text())
+    assert [len(t["folds"]) for t in rec["trials"]] == [2, 2]
+    val = frame[frame["split"] == "validation"]
+    assert (val["n_eval"] == 60).all()
