@@ -461,3 +461,17 @@ def test_a_candidate_that_diverges_is_recorded_and_passed_over(tmp_path, monkeyp
     assert good["value"].notna().all() and (good["n_eval"] > 0).all()
     chosen = {json.loads(s)["l2_reg"] for s in frame["selected"].dropna()}
     assert 0.01 not in chosen
+
+
+def test_every_candidate_diverging_makes_the_cell_diverged_with_advice(tmp_path, monkeypatch):
+    from mlx.errors import DivergenceError
+    from mlx.methods.br import BR
+
+    def boom(self, X, Y, *, observed=None):
+        raise DivergenceError("diverged")
+
+    monkeypatch.setattr(BR, "fit", boom)
+    _, frame = run(tmp_path, SELECT_CONFIG)
+    assert set(frame["status"]) == {"diverged"}
+    assert set(frame["message"]) == {"every candidate of 'select' diverged on the validation "
+                                     "split; widen the candidate lists (e.g. larger l2_reg)"}
