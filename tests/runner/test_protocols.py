@@ -428,3 +428,27 @@ def test_two_fold_selection_keeps_both_fold_scores(tmp_path):
     assert [len(t["folds"]) for t in rec["trials"]] == [2, 2]
     val = frame[frame["split"] == "validation"]
     assert (val["n_eval"] == 60).all()
+
+
+def test_selection_folds_follow_the_config_seed_and_are_shared_by_methods(tmp_path):
+    body = """
+        dataset: {synthetic: {n_samples: 60, n_features: 6, n_labels: 4, rank: 2, seed: 3}}
+        methods:
+          - name: br
+            params: {loss: squared}
+            select: {l2_reg: [0.1, 10.0]}
+          - name: br
+            label: other
+            params: {loss: squared, bias: 1.0}
+            select: {l2_reg: [0.1, 10.0]}
+        selection: {cv: 3, metric: auc}
+        metrics: [auc]
+        """
+    fps = {}
+    for seed in (1, 2):
+        _, frame = run(tmp_path, f"name: s{seed}\nseed: {seed}\n" + textwrap.dedent(body),
+                       name=f"s{seed}")
+        fp = frame.drop_duplicates("cell_id")["validation_fingerprint"]
+        assert fp.nunique() == 1                      # both methods saw the same folds
+        fps[seed] = fp.iloc[0]
+    assert fps[1] != fps[2]                           # the config's seed moves the folds
