@@ -253,6 +253,10 @@ BAD = [
      "split: {test_fraction: 0.3}\nmethods: [constant]",
      "split: lone: a stratified split needs at least 2 rows of every class; class 2 has 1",
      True),
+    ("dataset: {format: libsvm-multiclass, train: {dir}/small2.txt, name: small2}\n"
+     "split: {test_fraction: 0.3}\nmethods:\n  - name: br\n    select: {l2_reg: [1.0, 2.0]}\n",
+     "selection.validation_fraction: small2, repetition 0: a stratified split needs at least 2 "
+     "rows of every class; class 1 has 1", True),
     ("dataset: {format: libsvm-multiclass, train: {dir}/small.txt, name: small}\n"
      "split: {test_fraction: 0.3}\nmethods:\n  - name: br\n    select: {l2_reg: [1.0, 2.0]}\n"
      "selection: {cv: 5}",
@@ -268,6 +272,7 @@ def test_validate_and_run_fail_alike_before_any_cell(tmp_path, body, message, lo
             pytest.skip("needs MLX_DATA_PATH")
     _libsvm_multiclass(tmp_path / "lone.txt", [0] * 10 + [1] * 10 + [2])
     _libsvm_multiclass(tmp_path / "small.txt", [0] * 20 + [1] * 4)
+    _libsvm_multiclass(tmp_path / "small2.txt", [0] * 20 + [1] * 2)
     cfg = write(tmp_path, "name: bad\n" + body.replace("{dir}", str(tmp_path)))
     runner = CliRunner()
     v = runner.invoke(cli, ["validate", str(cfg)])
@@ -452,3 +457,42 @@ def test_selection_folds_follow_the_config_seed_and_are_shared_by_methods(tmp_pa
         assert fp.nunique() == 1                      # both methods saw the same folds
         fps[seed] = fp.iloc[0]
     assert fps[1] != fps[2]                           # the config's seed moves the folds
+
+
+@pytest.mark.parametrize("cv", [None, 3])
+def test_selection_rows_are_the_documented_draw(tmp_path, cv):
+    """Validation rows (or folds) come from (seed, dataset, repetition), stratified by class."""
+    from mlx.data.splits import holdout, kfold, random_split
+    from mlx.data.synthetic import make_multiclass
+    from mlx.runner.protocol import fingerprint
+    from mlx.seeding import cv_rng, split_rng, validation_rng
+
+    text = MULTICLASS.replace("sweep: {rank: [2, 3]}",
+                              "selection: {cv: 3}" if cv else "") \
+        .replace("  - name: leml\n    params: {loss: squared, max_iter: 3}\n", "") \
+        .replace("  - name: constant\n", "")
+    _, frame = run(tmp_path, text)
+    split = make_multiclass(n_samples=150, n_test=60, n_features=6, n_classes=3,
+                            class_sep=1.5, seed=2)
+    y = np.concatenate([split.train.Y.indices, split.test.Y.indices])
+    cells = frame.drop_duplicates("cell_id").set_index("repetition")
+    for rep in range(3):
+        tr, _ = random_split(y.size, 0.3, split_rng(4, "synthetic-multiclass", rep), classes=y)
+        if cv:
+            folds = kfold(tr.size, 3, cv_rng(4, "synthetic-multiclass", rep), classes=y[tr])
+        else:
+            folds = [holdout(tr.size, 0.2, validation_rng(4, "synthetic-multiclass", rep),
+                             classes=y[tr])]
+        assert cells.loc[rep, "validation_fingerprint"] == fingerprint(*[v for _, v in folds])
+
+
+def test_a_ranking_method_with_only_thresholded_metrics_runs(tmp_path):
+    _, frame = run(tmp_path, """
+        name: w
+        dataset: {synthetic: {n_samples: 80, n_features: 6, n_labels: 4, rank: 2, seed: 1}}
+        methods:
+          - name: wsabie
+            params: {epochs: 1}
+        metrics: [hamming, f1]
+        """)
+    assert set(frame["status"]) == {"ok"} and frame["value"].isna().all()
