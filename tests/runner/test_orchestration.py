@@ -210,6 +210,19 @@ def test_every_method_sees_the_same_observed_entries(tmp_path):
         lambda g: g["mask_fingerprint"].nunique(), include_groups=False)
     assert (per_setting == 5).all()          # 'all' once, then one mask per (ratio, repetition)
     assert set(cells.loc[cells["observed_ratio"] == 1.0, "mask_fingerprint"]) == {"all"}
+    assert set(cells["split_fingerprint"]) == {"official"}
+    # the mask is the documented draw: MaskSampler seeded by (seed, dataset, repetition)
+    from mlx.data.synthetic import make_low_rank_multilabel
+    from mlx.masks import MaskSampler
+    from mlx.runner.protocol import fingerprint
+    from mlx.seeding import mask_seed
+
+    shape = make_low_rank_multilabel(n_samples=160, n_features=12, n_labels=6, rank=2,
+                                     seed=5, n_test=80).train.Y.shape
+    for _, c in cells[cells["observed_ratio"] < 1].iterrows():
+        m = MaskSampler(shape, mask_seed(2, "synthetic", c["repetition"])).mask(
+            c["observed_ratio"])
+        assert c["mask_fingerprint"] == fingerprint(np.asarray(m.shape), m.indptr, m.indices)
     # two entries with the same model and different labels give the same numbers
     key = ["observed_ratio", "repetition", "split", "metric"]
     a = frame[frame["label"] == "A"].set_index(key)["value"]

@@ -356,6 +356,10 @@ def test_selection_fits_see_the_observed_label_mask(tmp_path, monkeypatch):
 
     def recording(self, X, Y, *, observed=None):
         masks.append(None if observed is None else (observed.shape, observed.nnz))
+        if observed is not None:      # the labels a method gets hold no unobserved positive
+            Yc = sp.csr_matrix(Y)
+            inside = Yc.multiply(sp.csr_matrix(observed) != 0)
+            assert inside.nnz == Yc.nnz
         return original(self, X, Y, observed=observed)
 
     monkeypatch.setattr(BR, "fit", recording)
