@@ -500,3 +500,41 @@ def test_a_ranking_method_with_only_thresholded_metrics_runs(tmp_path):
         metrics: [hamming, f1]
         """)
     assert set(frame["status"]) == {"ok"} and frame["value"].isna().all()
+
+
+def test_labelled_rows_and_masks_combine_as_documented(tmp_path, monkeypatch):
+    from mlx.data.splits import labelled_rows
+    from mlx.data.synthetic import make_low_rank_multilabel
+    from mlx.masks import MaskSampler
+    from mlx.methods.br import BR
+    from mlx.runner.protocol import fingerprint
+    from mlx.seeding import labelled_seed, mask_seed
+
+    seen = []
+    original = BR.fit
+
+    def recording(self, X, Y, *, observed=None):
+        seen.append(None if observed is None else observed.shape)
+        return original(self, X, Y, observed=observed)
+
+    monkeypatch.setattr(BR, "fit", recording)
+    _, frame = run(tmp_path, """
+        name: both
+        seed: 6
+        dataset: {synthetic: {n_samples: 100, n_features: 8, n_labels: 5, rank: 2, seed: 3}}
+        methods:
+          - name: br
+            params: {loss: squared}
+        sweep: {observed_ratio: [0.5], labelled_ratio: [0.4], repetitions: 2}
+        metrics: [auc]
+        """)
+    assert set(frame["status"]) == {"ok"}
+    assert seen == [(40, 5)] * 2                  # the mask, cut to the labelled rows
+    shape = make_low_rank_multilabel(n_samples=100, n_features=8, n_labels=5, rank=2,
+                                     seed=3).train.Y.shape
+    for _, c in frame.drop_duplicates("cell_id").iterrows():
+        rows = labelled_rows(100, 0.4, labelled_seed(6, "synthetic", c["repetition"]))
+        m = MaskSampler(shape, mask_seed(6, "synthetic", c["repetition"])).mask(0.5)[rows]
+        expected = fingerprint(np.asarray(m.shape), m.indptr, m.indices) + "-" + \
+            fingerprint(rows)
+        assert c["mask_fingerprint"] == expected
