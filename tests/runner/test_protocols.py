@@ -92,23 +92,27 @@ def test_jobs_do_not_change_random_split_results(tmp_path):
 
 
 @pytest.fixture
-def fit_log(monkeypatch):
-    """Every (method, rows fitted on) of an in-process run, as sets of row bytes."""
+def br_fits(monkeypatch):
+    """The arguments of every ``BR.fit`` call of an in-process run: dicts of X, Y, observed."""
     from mlx.methods.br import BR
 
-    log = []
+    calls = []
     original = BR.fit
 
     def recording(self, X, Y, *, observed=None):
-        X = sp.csr_matrix(X)
-        log.append({X[i].toarray().tobytes() for i in range(X.shape[0])})
+        calls.append({"X": sp.csr_matrix(X), "Y": sp.csr_matrix(Y), "observed": observed})
         return original(self, X, Y, observed=observed)
 
     monkeypatch.setattr(BR, "fit", recording)
-    return log
+    return calls
 
 
-def test_cv_selection_never_fits_on_test_rows_and_uses_k_folds(tmp_path, fit_log):
+def row_sets(calls) -> list:
+    """Every recorded fit's rows, as a set of row bytes."""
+    return [{c["X"][r].toarray().tobytes() for r in range(c["X"].shape[0])} for c in calls]
+
+
+def test_cv_selection_never_fits_on_test_rows_and_uses_k_folds(tmp_path, br_fits):
     from mlx.runner.protocol import cell_data
 
     text = MULTICLASS.replace("sweep: {rank: [2, 3]}", "selection: {cv: 4}") \
@@ -125,6 +129,7 @@ def test_cv_selection_never_fits_on_test_rows_and_uses_k_folds(tmp_path, fit_log
         for trial in rec["trials"] or ():
             assert len(trial["folds"]) == 4
             assert trial["value"] == pytest.approx(np.mean(trial["folds"]))
+    fit_log = row_sets(br_fits)
     assert len(fit_log) == 3 * (2 * 4 + 1)         # per repetition: 2 candidates x 4 folds + final
     cells = expand(load_config(tmp_path / "o.yaml"))
     for rep in range(3):
@@ -141,7 +146,7 @@ def test_cv_selection_never_fits_on_test_rows_and_uses_k_folds(tmp_path, fit_log
         assert sum(len(h) for h in held_out) == len(train_rows)
 
 
-def test_labelled_rows_are_the_only_labelled_data_and_are_nested(tmp_path, fit_log):
+def test_labelled_rows_are_the_only_labelled_data_and_are_nested(tmp_path, br_fits):
     text = MULTICLASS.replace("sweep: {rank: [2, 3]}", "sweep: {labelled_ratio: [0.2, 0.5]}") \
         .replace("    select: {l2_reg: [0.1, 10.0]}\n", "") \
         .replace("  - name: leml\n    params: {loss: squared, max_iter: 3}\n", "") \
@@ -149,6 +154,7 @@ def test_labelled_rows_are_the_only_labelled_data_and_are_nested(tmp_path, fit_l
     _, frame = run(tmp_path, text)
     assert set(frame["status"]) == {"ok"}
     n_train = 147                                     # 70% of 210 rows
+    fit_log = row_sets(br_fits)
     sizes = sorted(len(rows) for rows in fit_log)
     assert sizes == [round(0.2 * n_train)] * 3 + [round(0.5 * n_train)] * 3
     # nested: for each repetition the 20% rows are inside the 50% rows
@@ -348,21 +354,7 @@ def test_a_semi_supervised_method_gets_the_unlabelled_rows_as_features_only(tmp_
     assert seen == all_labelled * 3 + one_rep * 3
 
 
-def test_selection_fits_see_the_observed_label_mask(tmp_path, monkeypatch):
-    from mlx.methods.br import BR
-
-    masks = []
-    original = BR.fit
-
-    def recording(self, X, Y, *, observed=None):
-        masks.append(None if observed is None else (observed.shape, observed.nnz))
-        if observed is not None:      # the labels a method gets hold no unobserved positive
-            Yc = sp.csr_matrix(Y)
-            inside = Yc.multiply(sp.csr_matrix(observed) != 0)
-            assert inside.nnz == Yc.nnz
-        return original(self, X, Y, observed=observed)
-
-    monkeypatch.setattr(BR, "fit", recording)
+def test_selection_fits_see_the_observed_label_mask(tmp_path, br_fits):
     _, frame = run(tmp_path, """
         name: masked
         dataset: {synthetic: {n_samples: 100, n_features: 8, n_labels: 5, rank: 2, seed: 3}}
@@ -375,6 +367,11 @@ def test_selection_fits_see_the_observed_label_mask(tmp_path, monkeypatch):
         selection: {metric: auc}
         """)
     assert set(frame["status"]) == {"ok"}
+    masks = [None if c["observed"] is None else (c["observed"].shape, c["observed"].nnz)
+             for c in br_fits]
+    for c in br_fits:              # the labels a method gets hold no unobserved positive
+        inside = c["Y"].multiply(sp.csr_matrix(c["observed"]) != 0)
+        assert inside.nnz == c["Y"].nnz
     assert len(masks) == 3                              # two candidates, then the final fit
     assert masks[0] == masks[1] == ((80, 5), masks[0][1]) and masks[0][1] < 80 * 5
     assert masks[2] == ((100, 5), 250)
@@ -502,22 +499,13 @@ def test_a_ranking_method_with_only_thresholded_metrics_runs(tmp_path):
     assert set(frame["status"]) == {"ok"} and frame["value"].isna().all()
 
 
-def test_labelled_rows_and_masks_combine_as_documented(tmp_path, monkeypatch):
+def test_labelled_rows_and_masks_combine_as_documented(tmp_path, br_fits):
     from mlx.data.splits import labelled_rows
     from mlx.data.synthetic import make_low_rank_multilabel
     from mlx.masks import MaskSampler
-    from mlx.methods.br import BR
     from mlx.runner.protocol import fingerprint
     from mlx.seeding import labelled_seed, mask_seed
 
-    seen = []
-    original = BR.fit
-
-    def recording(self, X, Y, *, observed=None):
-        seen.append(None if observed is None else observed.shape)
-        return original(self, X, Y, observed=observed)
-
-    monkeypatch.setattr(BR, "fit", recording)
     _, frame = run(tmp_path, """
         name: both
         seed: 6
@@ -529,6 +517,7 @@ def test_labelled_rows_and_masks_combine_as_documented(tmp_path, monkeypatch):
         metrics: [auc]
         """)
     assert set(frame["status"]) == {"ok"}
+    seen = [None if c["observed"] is None else c["observed"].shape for c in br_fits]
     assert seen == [(40, 5)] * 2                  # the mask, cut to the labelled rows
     shape = make_low_rank_multilabel(n_samples=100, n_features=8, n_labels=5, rank=2,
                                      seed=3).train.Y.shape
