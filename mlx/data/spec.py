@@ -135,14 +135,6 @@ _FLOAT_RANGE = {"density": (0.0, 1.0, True, False), "positive_fraction": (0.0, 1
                 "class_sep": (0.0, float("inf"), False, True)}
 
 
-def _unknown_keys(node: dict, valid, path: str, source) -> None:
-    check_keys(node, valid, path, source)
-
-
-def _check_int(value, path, source, minimum: int) -> int:
-    return as_int(value, path, source, minimum=minimum)
-
-
 def _check_float(value, path, source, low, high, low_open, high_open) -> float:
     return as_float(value, path, source, low=low, high=None if high == float("inf") else high,
                     low_open=low_open, high_open=high_open)
@@ -184,7 +176,7 @@ def _check_target(value, path, source):
 
 
 _OPTION_CHECKS = {
-    "n_targets": lambda v, path, source: _check_int(v, path, source, 1),
+    "n_targets": lambda v, path, source: as_int(v, path, source, minimum=1),
     "missing": _check_missing,
     "sep": _check_sep,
     "header": as_bool,
@@ -257,9 +249,9 @@ def _from_files(node: dict, source, key_path) -> DatasetSpec:
     task = _check_task(node["task"], fmt, f"{kp}.task", source) if "task" in node \
         else FORMATS[fmt]
     options = _format_options(node, fmt, source, kp)
-    n_labels = _check_int(node["n_labels"], f"{kp}.n_labels", source, 1) \
+    n_labels = as_int(node["n_labels"], f"{kp}.n_labels", source, minimum=1) \
         if "n_labels" in node else None
-    n_features = _check_int(node["n_features"], f"{kp}.n_features", source, 1) \
+    n_features = as_int(node["n_features"], f"{kp}.n_features", source, minimum=1) \
         if "n_features" in node else None
     xml = _check_str(node["xml"], f"{kp}.xml", source) if "xml" in node else None
     name = _check_str(node["name"], f"{kp}.name", source) if "name" in node \
@@ -302,13 +294,13 @@ def _from_synthetic(node: dict, source, key_path) -> DatasetSpec:
     if task not in _SYNTH_KEYS:
         raise ConfigError(source, f"{kp}.task", f"must be 'multilabel' or 'multiclass'. "
                                                 f"Got {task!r} instead.")
-    _unknown_keys(params, _SYNTH_KEYS[task], kp, source)
+    check_keys(params, _SYNTH_KEYS[task], kp, source)
     values = dict(_SYNTH_DEFAULTS[task])
     for key, value in params.items():
         if key == "task":
             continue
         if key in _INT_MIN:
-            values[key] = _check_int(value, f"{kp}.{key}", source, _INT_MIN[key])
+            values[key] = as_int(value, f"{kp}.{key}", source, minimum=_INT_MIN[key])
         else:
             values[key] = _check_float(value, f"{kp}.{key}", source, *_FLOAT_RANGE[key])
     default_name = "synthetic" if task == "multilabel" else "synthetic-multiclass"
@@ -363,7 +355,7 @@ def resolve_dataset(node, *, source: str | None = None, key_path: str = "dataset
         raise ConfigError(source, key_path, "must be a registered dataset name, {name: NAME}, "
                                             "a file spec {format, train, test, ...} or "
                                             f"{{synthetic: {{...}}}}. Got {node!r} instead.")
-    _unknown_keys(node, _ALL_KEYS, key_path, source)
+    check_keys(node, _ALL_KEYS, key_path, source)
     if "synthetic" in node:
         extra = sorted(set(node) - {"synthetic", "name"})
         if extra:
