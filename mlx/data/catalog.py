@@ -175,6 +175,7 @@ def _parse(spec: DatasetSpec, paths: dict, xml: Path | None, beside: Path | None
     files = [paths[r] for r in roles]
     fmt = spec.format
     options = dict(spec.options)
+    bins = options.pop("bins", None)
     if fmt == "arff":
         if spec.n_labels is None and xml is None and beside is None \
                 and arff.meka_labels(arff.read_arff_header(files[0]), files[0]) is None:
@@ -196,7 +197,16 @@ def _parse(spec: DatasetSpec, paths: dict, xml: Path | None, beside: Path | None
         parts = delimited.read_delimited_files(files, task=spec.task, name=spec.name, **options)
     else:  # pragma: no cover - resolve_dataset validates formats
         raise ValueError(f"unknown format {fmt!r}")
-    return dict(zip(roles, parts))
+    parts = dict(zip(roles, parts))
+    if fmt == "arff-regression" and spec.task != "regression" and bins is None:
+        from dataclasses import replace
+
+        parts = {role: replace(ds, task=spec.task) for role, ds in parts.items()}
+    if bins is not None:
+        from mlx.data.ordinal import bin_parts
+
+        parts = bin_parts(parts, bins, where=files[0])
+    return parts
 
 
 def _load_parts(spec: DatasetSpec, roles, *, cache: bool) -> dict:

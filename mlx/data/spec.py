@@ -35,7 +35,7 @@ FORMATS = {
 #: ordinal task.
 FORMAT_TASKS = {
     "arff": ("multilabel",),
-    "arff-regression": ("regression",),
+    "arff-regression": ("regression", "ordinal"),
     "libsvm-multilabel": ("multilabel",),
     "libsvm-multiclass": ("multiclass", "ordinal"),
     "xc": ("multilabel",),
@@ -47,17 +47,18 @@ FORMAT_TASKS = {
 #: the others are kept in ``DatasetSpec.options``.
 FORMAT_OPTIONS = {
     "arff": ("n_labels", "xml"),
-    "arff-regression": ("n_targets", "missing"),
+    "arff-regression": ("n_targets", "missing", "bins"),
     "libsvm-multilabel": ("n_labels", "n_features"),
     "libsvm-multiclass": ("n_features",),
     "xc": (),
-    "csv": ("sep", "header", "target", "missing"),
+    "csv": ("sep", "header", "target", "missing", "bins"),
 }
 
 _OPTION_WHAT = {"n_labels": "the number of labels", "n_features": "the number of features",
                 "xml": "a Mulan XML label list", "n_targets": "the number of targets",
                 "missing": "the handling of missing values", "sep": "the separator",
-                "header": "whether there is a header line", "target": "the target column"}
+                "header": "whether there is a header line", "target": "the target column",
+                "bins": "equal-frequency binning of a real target into ordinal levels"}
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,9 @@ class DatasetSpec:
 
 
 _FILE_KEYS = ("name", "format", "task", "train", "test", "n_labels", "n_features", "xml",
-              "n_targets", "missing", "sep", "header", "target")
+              "n_targets", "missing", "sep", "header", "target", "bins")
+#: Keys that may accompany ``name`` of a registered dataset: its task and target binning.
+_REGISTRY_OVERRIDES = ("task", "bins")
 _ALL_KEYS = tuple(sorted(set(_FILE_KEYS) | {"synthetic"}))
 _SYNTH_KEYS = {
     "multilabel": ("task", "n_samples", "n_test", "n_features", "n_labels", "rank", "density",
@@ -178,6 +181,7 @@ def _check_target(value, path, source):
 _OPTION_CHECKS = {
     "n_targets": lambda v, path, source: as_int(v, path, source, minimum=1),
     "missing": _check_missing,
+    "bins": lambda v, path, source: as_int(v, path, source, minimum=2, maximum=1000),
     "sep": _check_sep,
     "header": as_bool,
     "target": _check_target,
@@ -214,18 +218,37 @@ def _format_options(node: dict, fmt: str, source, kp) -> tuple:
     return tuple(sorted(options.items()))
 
 
-def _from_registry(name: str, source, key_path) -> DatasetSpec:
+def _check_bins(task: str, options: tuple, source, kp) -> None:
+    """``bins`` turns a real target into ordinal levels: it needs ``task: ordinal``."""
+    if dict(options).get("bins") is not None and task != "ordinal":
+        raise ConfigError(source, f"{kp}.bins", f"bins cut a real target into ordinal levels, "
+                                                f"so it needs task 'ordinal' (the task here is "
+                                                f"{task!r}); add 'task: ordinal' or remove bins")
+
+
+def _from_registry(name: str, source, key_path, overrides: dict | None = None) -> DatasetSpec:
+    """A registered dataset; ``overrides`` (from ``{name: NAME, task: ..., bins: ...}``) may
+    set its task and bin its target into ordinal levels."""
     entry = get_entry(name, source=source, key_path=key_path)
     roles = [r for r in ("train", "test", "data") if r in entry["files"]]
     fmt = entry["format"]
     where, kp = "mlx/data/registry.yaml", f"datasets.{name}"
+    task = _check_task(entry.get("task", FORMATS[fmt]), fmt, f"{kp}.task", where)
+    options = _format_options(entry, fmt, where, kp)
+    if overrides:
+        okp = key_path.rsplit(".", 1)[0] if key_path.endswith(".name") else key_path
+        if "task" in overrides:
+            task = _check_task(overrides["task"], fmt, f"{okp}.task", source)
+        if "bins" in overrides:
+            options = tuple(sorted({**dict(options), **dict(_format_options(
+                {"bins": overrides["bins"]}, fmt, source, okp))}.items()))
+        _check_bins(task, options, source, okp)
     return DatasetSpec(
-        name=name, kind="registry", format=fmt,
-        task=_check_task(entry.get("task", FORMATS[fmt]), fmt, f"{kp}.task", where),
+        name=name, kind="registry", format=fmt, task=task,
         files=tuple((r, entry["files"][r]["path"]) for r in roles),
         checksums=tuple((r, entry["files"][r]["sha256"]) for r in roles),
         n_labels=entry.get("n_labels"), n_features=entry.get("n_features"),
-        options=_format_options(entry, fmt, where, kp), source=source, key_path=key_path)
+        options=options, source=source, key_path=key_path)
 
 
 def _from_files(node: dict, source, key_path) -> DatasetSpec:
@@ -249,6 +272,7 @@ def _from_files(node: dict, source, key_path) -> DatasetSpec:
     task = _check_task(node["task"], fmt, f"{kp}.task", source) if "task" in node \
         else FORMATS[fmt]
     options = _format_options(node, fmt, source, kp)
+    _check_bins(task, options, source, kp)
     n_labels = as_int(node["n_labels"], f"{kp}.n_labels", source, minimum=1) \
         if "n_labels" in node else None
     n_features = as_int(node["n_features"], f"{kp}.n_features", source, minimum=1) \
@@ -318,6 +342,7 @@ def resolve_dataset(node, *, source: str | None = None, key_path: str = "dataset
 
         bibtex                                     # a registered name
         {name: bibtex}                             # the same
+        {name: bank-8fm, task: ordinal, bins: 10}  # a registered regression set, binned
         {format: arff, train: PATH, test: PATH, n_labels: 159, xml: PATH, name: NAME}
         {format: libsvm-multilabel, train: ..., test: ..., n_features: D, n_labels: L}
         {format: libsvm-multiclass, train: ..., test: ..., n_features: D}
@@ -335,7 +360,11 @@ def resolve_dataset(node, *, source: str | None = None, key_path: str = "dataset
     ``' '`` meaning any run of blanks, default ``','``; ``header``, default true; ``target``, a
     header name or a 1-based column number, default the last column; ``missing``, default
     ``error``; ``arff-regression``: ``n_targets``, the last ``n_targets`` attributes are the
-    targets, default 1, and ``missing``). A registry entry sets the same keys. ``arff`` needs
+    targets, default 1, and ``missing``; both formats: ``bins``, which with ``task: ordinal``
+    cuts the single real target into that many equal-frequency levels 1..bins, edges at the
+    quantiles of the target over all rows of the dataset, before any split, the way the
+    ordinal versions of the Delve and StatLib sets are defined). A registry entry sets the same
+    keys; a registered name may take ``task`` and ``bins`` beside it. ``arff`` needs
     ``n_labels`` or ``xml`` unless, when loading, the file's relation name has MEKA's ``-C``
     option or a Mulan ``<name>.xml`` sits beside the train file (:mod:`mlx.data.arff`).
 
@@ -363,12 +392,14 @@ def resolve_dataset(node, *, source: str | None = None, key_path: str = "dataset
                               "cannot be combined with 'synthetic' (a synthetic dataset takes "
                               "only 'synthetic' and 'name')")
         return _from_synthetic(node, source, key_path)
-    if set(node) == {"name"}:
+    if "name" in node and "format" not in node and set(node) <= {"name",
+                                                                   *_REGISTRY_OVERRIDES}:
         name = node["name"]
         if not isinstance(name, str):
             raise ConfigError(source, f"{key_path}.name", f"must be a registered dataset name. "
                                                           f"Got {name!r} instead.")
-        return _from_registry(name, source, f"{key_path}.name")
+        overrides = {k: v for k, v in node.items() if k != "name"}
+        return _from_registry(name, source, f"{key_path}.name", overrides)
     if not node:
         raise ConfigError(source, key_path, "is empty; give a registered dataset name, a file "
                                             "spec {format, train, test, ...} or "

@@ -87,8 +87,9 @@ class Task:
             if frac.any():
                 row = _row_of(frac)
                 raise DataFormatError(where, None, f"row {row + 1}: ordinal level {y[row]:g} is not "
-                                      f"an integer; ordinal targets are integer levels (bin "
-                                      f"real targets first, or use task regression)")
+                                      f"an integer; ordinal targets are integer levels (set "
+                                      f"the dataset's 'bins' to cut a real target into "
+                                      f"levels, or use task regression)")
             if n and np.unique(y).size < 2:
                 raise DataFormatError(where, None, f"every row has level {y[0]:g}; an ordinal task "
                                       f"needs at least two levels")

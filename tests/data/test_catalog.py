@@ -219,7 +219,7 @@ def test_resolve_does_not_check_files():
     assert find_files(spec) == ["/nonexistent/a.txt", "/nonexistent/b.txt"]
 
 
-ALL_KEYS = ("format, header, missing, n_features, n_labels, n_targets, name, sep, synthetic, "
+ALL_KEYS = ("bins, format, header, missing, n_features, n_labels, n_targets, name, sep, synthetic, "
             "target, task, test, train, xml")
 
 
