@@ -105,7 +105,19 @@ def cli(ctx, debug, verbose):
 @click.option("-q", "--quiet", is_flag=True, help="No per-cell lines or progress bar.")
 @click.option("--wait", is_flag=True,
               help="If another run holds the output directory, wait for it instead of failing.")
-def run(config, jobs, force, output, only, quiet, wait):
+@click.option("--backend", type=click.Choice(["local", "dask"]), default=None,
+              help="Where cells run: 'local' processes (default) or a Dask cluster "
+                   "(default: the config's runner.backend).")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Dask scheduler, e.g. tcp://host:8786 (default: runner.scheduler; none: a "
+                   "local Dask cluster of --jobs workers).")
+@click.option("--ship-data/--no-ship-data", default=None,
+              help="Send the data to the Dask workers once instead of having them read it "
+                   "from their own data path (default: runner.ship_data, else no).")
+@click.option("--scheduler-timeout", type=click.FloatRange(min=0.1), default=10.0,
+              show_default=True, help="Seconds to wait for the Dask scheduler to answer.")
+def run(config, jobs, force, output, only, quiet, wait, backend, scheduler, ship_data,
+        scheduler_timeout):
     """Run every cell of CONFIG and write results under results/<name>/.
 
     Finished cells are cached: a killed run resumes where it stopped.
@@ -115,7 +127,9 @@ def run(config, jobs, force, output, only, quiet, wait):
 
     cfg = load_config(config)
     summary = run_experiment(cfg, jobs=jobs, force=force, output=output, only=only,
-                             quiet=quiet, progress=not quiet and sys.stderr.isatty(), wait=wait)
+                             quiet=quiet, progress=not quiet and sys.stderr.isatty(), wait=wait,
+                             backend=backend, scheduler=scheduler, ship_data=ship_data,
+                             scheduler_timeout=scheduler_timeout)
     click.echo(summary.table_md)
     counts = ", ".join(f"{n} {s}" for s, n in sorted(summary.counts.items()))
     click.echo(f"{summary.n_cells} cells ({counts}); results in {summary.output}/", err=True)

@@ -29,7 +29,8 @@ SWEEP_KEYS = ("rank_ratio", "rank", "observed_ratio", "labelled_ratio", "repetit
 SPLIT_KEYS = ("test_fraction", "stratify", "repetitions")
 EVAL_KEYS = ("auc_degenerate", "batch_size", "splits")
 SELECTION_KEYS = ("metric", "validation_fraction", "cv", "stratify")
-RUNNER_KEYS = ("jobs",)
+RUNNER_KEYS = ("jobs", "backend", "scheduler", "ship_data")
+BACKENDS = ("local", "dask")
 TARGET_SCALINGS = ("none", "minmax")
 DEFAULT_PREPROCESS = ["bias"]
 DEFAULT_RANK_RATIO = 0.2
@@ -103,6 +104,9 @@ class Config:
     cv: int | None = None                 # k-fold selection instead of one hold-out split
     selection_stratify: bool = False
     rank_floor: int = 0                   # rank >= min(L, rank_floor) (default sweep only)
+    backend: str = "local"                # runner.backend: local | dask
+    scheduler: str | None = None          # runner.scheduler: a Dask scheduler address
+    ship_data: bool = False               # runner.ship_data: scatter the data to Dask workers
 
     def resolved(self) -> dict:
         """The config after defaults, as plain data (written with the results)."""
@@ -132,7 +136,8 @@ class Config:
             "selection": {"metric": self.selection_metric,
                           "validation_fraction": self.validation_fraction, "cv": self.cv,
                           "stratify": self.selection_stratify},
-            "runner": {"jobs": self.jobs},
+            "runner": {"jobs": self.jobs, "backend": self.backend,
+                       "scheduler": self.scheduler, "ship_data": self.ship_data},
             "output": self.output,
         }
         return out
@@ -318,6 +323,18 @@ def parse_config(raw: dict, *, source: str | None = None) -> Config:
     jobs = rn.get("jobs")
     if jobs is not None:
         jobs = as_int(jobs, "runner.jobs", source, minimum=1)
+    backend = rn.get("backend", "local")
+    if backend not in BACKENDS:
+        raise ConfigError(source, "runner.backend", f"must be 'local' (a process pool on this "
+                                                    f"machine) or 'dask' (a Dask cluster). Got "
+                                                    f"{shown(backend)} instead.")
+    scheduler = rn.get("scheduler")
+    if scheduler is not None:
+        scheduler = as_str(scheduler, "runner.scheduler", source)
+        if backend != "dask":
+            raise ConfigError(source, "runner.scheduler", "is only used with backend 'dask'; "
+                                                          "set runner.backend: dask")
+    ship_data = as_bool(rn.get("ship_data", False), "runner.ship_data", source)
     output = raw.get("output", os.path.join("results", name))
     as_str(output, "output", source)
 
@@ -327,7 +344,8 @@ def parse_config(raw: dict, *, source: str | None = None) -> Config:
         observed_ratio=observed_ratio, repetitions=repetitions, metrics=tuple(metrics),
         auc_degenerate=auc_degenerate, batch_size=batch_size, eval_splits=splits,
         selection_metric=selection_metric, validation_fraction=validation_fraction,
-        jobs=jobs, output=output, source=source, raw=raw, task=task.name, split=split,
+        jobs=jobs, backend=backend, scheduler=scheduler, ship_data=ship_data,
+        output=output, source=source, raw=raw, task=task.name, split=split,
         target=target, rank=rank, labelled_ratio=labelled_ratio, cv=cv,
         selection_stratify=selection_stratify, rank_floor=rank_floor,
     )

@@ -24,7 +24,7 @@ import numpy as np
 
 from mlx.errors import DivergenceError, Interrupted, MlxError
 
-__all__ = ["run_cell", "run_cells", "stop_on_signals", "BLAS_ENV_VARS"]
+__all__ = ["run_cell", "run_cell_record", "run_cells", "stop_on_signals", "BLAS_ENV_VARS"]
 
 log = logging.getLogger(__name__)
 
@@ -206,15 +206,20 @@ def run_cell(cell) -> dict:
         return _run_cell(cell)
 
 
+def run_cell_record(cell) -> dict:
+    """A cell's record before it runs: status ``ok``, every other field empty."""
+    return {"cell_id": cell.cell_id(), "status": "ok", "message": "", "rank": None,
+            "seed": None, "selected": None, "trials": None, "mask_fingerprint": None,
+            "validation_fingerprint": None, "split_fingerprint": None, "fit_seconds": None,
+            "predict_seconds": None, "peak_rss_mb": None, "converged": None, "n_iter": None,
+            "results": {}}
+
+
 def _run_cell(cell) -> dict:
     from mlx.runner.protocol import cell_data
     from mlx.seeding import method_seed as seed_of
 
-    record = {"cell_id": cell.cell_id(), "status": "ok", "message": "", "rank": None,
-              "seed": None, "selected": None, "trials": None, "mask_fingerprint": None,
-              "validation_fingerprint": None, "split_fingerprint": None, "fit_seconds": None,
-              "predict_seconds": None, "peak_rss_mb": None, "converged": None, "n_iter": None,
-              "results": {}}
+    record = run_cell_record(cell)
     _reset_peak_rss()
     started = time.perf_counter()
     try:

@@ -52,11 +52,17 @@ def _echo(msg: str, quiet: bool) -> None:
 def run_experiment(config: Config, *, jobs: int | None = None, force: bool = False,
                    output: str | None = None, only: str | None = None,
                    quiet: bool = False, progress: bool = True,
-                   wait: bool = False) -> RunSummary:
+                   wait: bool = False, backend: str | None = None,
+                   scheduler: str | None = None, ship_data: bool | None = None,
+                   scheduler_timeout: float = 10.0) -> RunSummary:
     """Run every cell of ``config`` not already finished under its output directory.
 
     The output directory is checked writable and locked (``wait``: until another run on it
-    ends) before any data are loaded. SIGINT and SIGTERM stop the run within about a second:
+    ends) before any data are loaded. ``backend`` (default: the config's ``runner.backend``)
+    is ``"local"``, a pool of ``jobs`` processes, or ``"dask"``: the cells go to the Dask
+    scheduler at ``scheduler`` (None: a local Dask cluster of ``jobs`` workers), the data
+    scattered once when ``ship_data`` (see :mod:`mlx.runner.dask_backend`); the results are
+    the same. SIGINT and SIGTERM stop the run within about a second:
     queued cells are cancelled, workers terminated, finished cells kept in the cell cache,
     and :class:`~mlx.errors.Interrupted` is raised with how many cells are kept. A run that
     fails before finishing any cell leaves no output directory behind.
@@ -70,12 +76,27 @@ def run_experiment(config: Config, *, jobs: int | None = None, force: bool = Fal
             labels = sorted({c.label for c in all_cells} | {c.method for c in all_cells})
             raise ConfigError(config.source, None, f"--only {only!r} matches no method name or "
                                                    f"label; valid: {', '.join(labels)}")
+    backend = backend or config.backend
+    if backend not in ("local", "dask"):
+        raise ConfigError(config.source, None, f"--backend must be 'local' or 'dask'; got "
+                                               f"{backend!r}")
+    runner = {"backend": backend,
+              "scheduler": scheduler if scheduler is not None else config.scheduler,
+              "ship_data": config.ship_data if ship_data is None else ship_data,
+              "timeout": scheduler_timeout}
+    if backend != "dask" and scheduler is not None:
+        raise ConfigError(config.source, None, "--scheduler is only used with --backend dask")
+    if backend == "dask":
+        from mlx.runner.dask_backend import _import_distributed
+
+        _import_distributed()                   # fail before touching the output directory
     created = probe_output(out)
     kept = {"n": 0}
     try:
         with OutputLock(out, wait=wait), stop_on_signals():
             return _run_locked(config, out, all_cells, cells, jobs=jobs, force=force,
-                               only=only, quiet=quiet, progress=progress, kept=kept)
+                               only=only, quiet=quiet, progress=progress, kept=kept,
+                               runner=runner)
     except Interrupted as exc:
         raise Interrupted(exc.signum, f"interrupted by {signal.Signals(exc.signum).name}: "
                                       f"{kept['n']} cell(s) finished in this run are kept in "
@@ -87,7 +108,7 @@ def run_experiment(config: Config, *, jobs: int | None = None, force: bool = Fal
 
 
 def _run_locked(config, out: Path, all_cells, cells, *, jobs, force, only, quiet, progress,
-                kept) -> RunSummary:
+                kept, runner) -> RunSummary:
     jobs = jobs or config.jobs or default_jobs()
     jobs = max(1, min(jobs, len(cells) or 1))
     store = CellStore(out)
@@ -147,7 +168,13 @@ def _run_locked(config, out: Path, all_cells, cells, *, jobs, force, only, quiet
 
     blas = BLAS_THREADS_PER_CELL
     try:
-        run_cells(todo, jobs=jobs, on_done=on_done, blas_threads=blas)
+        if runner["backend"] == "dask":
+            from mlx.runner.dask_backend import run_cells_dask
+
+            run_cells_dask(todo, on_done=on_done, scheduler=runner["scheduler"], jobs=jobs,
+                           ship_data=runner["ship_data"], timeout=runner["timeout"])
+        else:
+            run_cells(todo, jobs=jobs, on_done=on_done, blas_threads=blas)
     finally:
         bar.close()
 
@@ -159,6 +186,7 @@ def _run_locked(config, out: Path, all_cells, cells, *, jobs, force, only, quiet
     atomic_write_text(out / "config.resolved.yaml",
                  yaml.safe_dump(config.resolved(), sort_keys=False, default_flow_style=None))
     info = system_info(jobs, blas)
+    info.update(backend=runner["backend"], scheduler=runner["scheduler"])
     info.update(config_source=config.source, run_id=run_id, n_cells=len(cells),
                 n_reused=n_reused, started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
                 finished=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))

@@ -102,6 +102,15 @@ def load_data(dataset_spec, *, whole: bool):
     return _DATA_MEMO[key]
 
 
+def prime_data(dataset_spec, *, whole: bool, value) -> None:
+    """Make :func:`load_data` return ``value`` for ``dataset_spec`` in this process (data
+    shipped to a cluster worker instead of read from its disk)."""
+    key = (dataset_spec.key(), whole)
+    if key not in _DATA_MEMO:
+        _DATA_MEMO.clear()
+        _DATA_MEMO[key] = value
+
+
 def _rows(ds: Dataset, rows: np.ndarray) -> Dataset:
     return Dataset(X=ds.X[rows], Y=ds.Y[rows], name=ds.name, task=ds.task,
                    label_names=ds.label_names)

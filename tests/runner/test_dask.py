@@ -1,0 +1,288 @@
+"""The Dask backend: same results as a local run, data shipped once, faults survived.
+
+A :class:`distributed.LocalCluster` of two worker processes on 127.0.0.1 stands in for a
+cluster. The promises checked are the README's: results.csv equals the local run's (timing
+columns aside), a worker killed mid-sweep loses nothing and duplicates nothing, an
+unreachable scheduler is a one-line error, and workers with another mlx are refused.
+"""
+
+import os
+import signal
+import textwrap
+import threading
+import time
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+distributed = pytest.importorskip("distributed")
+import dask  # noqa: E402
+
+from mlx.cli import cli  # noqa: E402
+from mlx.config import load_config  # noqa: E402
+from mlx.errors import ConfigError, MlxError  # noqa: E402
+from mlx.runner import dask_backend  # noqa: E402
+from mlx.runner.dask_backend import check_worker_versions  # noqa: E402
+from mlx.runner.experiment import run_experiment  # noqa: E402
+from mlx.runner.results import TIMING_COLUMNS  # noqa: E402
+
+TIMING = list(TIMING_COLUMNS)
+
+CONFIG = """
+name: dsk
+seed: 3
+dataset:
+  synthetic: {n_samples: 300, n_features: 40, n_labels: 12, rank: 3, seed: 2, n_test: 100}
+preprocess: [l2_normalize, bias]
+methods:
+  - name: br
+    label: BR
+    params: {loss: squared}
+    select: {l2_reg: [0.1, 10.0]}
+  - name: leml
+    label: LEML
+    params: {loss: logistic, max_iter: 2}
+  - name: wsabie
+    params: {epochs: 1}
+sweep:
+  rank_ratio: [0.25, 0.5]
+  observed_ratio: [1.0, 0.5]
+metrics: [p@1, auc, hamming]
+"""
+
+# Slower cells (a few tenths of a second each), so a worker can be killed while it runs one.
+SLOW = """
+name: slow
+seed: 1
+dataset:
+  synthetic: {n_samples: 1500, n_features: 200, n_labels: 40, rank: 5, seed: 3, n_test: 200,
+              density: 0.3}
+methods:
+  - name: leml
+    params: {loss: logistic, max_iter: 3}
+sweep:
+  rank_ratio: [0.2, 0.4, 0.6]
+  observed_ratio: [1.0, 0.5]
+metrics: [p@1, auc]
+"""
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def local_runs(tmp_path_factory):
+    """results.csv of the local runs of CONFIG and SLOW (``-j 1``), the references."""
+    tmp = tmp_path_factory.mktemp("local")
+    return {name: _run(_write(tmp, text, name), tmp / f"out-{name}", jobs=1)[1]
+            for name, text in (("c", CONFIG), ("slow", SLOW))}
+
+
+def _write(tmp_path, text, name):
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def _run(path, out, **kw):
+    summary = run_experiment(load_config(path), output=str(out), quiet=True, progress=False,
+                             **kw)
+    frame = pd.read_csv(summary.output / "results.csv",
+                        dtype={"selected": str, "candidate": str, "message": str})
+    return summary, frame.drop(columns=TIMING)
+
+
+def test_a_dask_run_equals_the_local_run(tmp_path, cluster, local_runs):
+    path = _write(tmp_path, CONFIG, "c")
+    local = local_runs["c"]
+    summary, remote = _run(path, tmp_path / "dask", backend="dask",
+                           scheduler=cluster.scheduler_address)
+    assert set(local["status"]) == {"ok"}
+    pd.testing.assert_frame_equal(local, remote)
+    assert summary.n_cells == 2 + 4 + 4          # BR has no rank axis
+
+
+def test_shipped_data_gives_the_same_results(tmp_path, cluster, local_runs):
+    path = _write(tmp_path, CONFIG, "c")
+    local = local_runs["c"]
+    _, shipped = _run(path, tmp_path / "ship", backend="dask",
+                      scheduler=cluster.scheduler_address, ship_data=True)
+    pd.testing.assert_frame_equal(local, shipped)
+
+
+def test_a_shipped_dataset_is_never_read_from_disk(tmp_path):
+    """A worker primed with shipped data runs cells of a dataset whose file it cannot see."""
+    from mlx.runner import protocol
+    from mlx.runner.sweep import expand
+
+    data = tmp_path / "d.csv"
+    data.write_text("a,b,y\n" + "\n".join(f"{i % 5},{i % 3},{i * 0.1}" for i in range(60)))
+    cfg = _write(tmp_path, f"""
+        name: csvrun
+        dataset: {{format: csv, train: {data}}}
+        split: {{test_fraction: 0.3}}
+        methods: [{{name: constant}}]
+        metrics: [mse]
+        """, "csv")
+    cells = expand(load_config(cfg))
+    loaded = protocol.load_data(cells[0].dataset, whole=True)
+    data.unlink()
+    protocol._DATA_MEMO.clear()
+    record = dask_backend._shipped(cells[0], loaded)
+    assert record["status"] == "ok", record["message"]
+    protocol._DATA_MEMO.clear()
+    from mlx.runner.cells import run_cell
+    assert run_cell(cells[0])["status"] == "error"          # without shipping: the file is gone
+
+
+def test_a_worker_killed_mid_sweep_loses_and_duplicates_nothing(tmp_path, local_runs):
+    path = _write(tmp_path, SLOW, "slow")
+    local = local_runs["slow"]
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None) as c, \
+            distributed.Client(c) as client:
+        result = {}
+
+        def sweep():
+            try:
+                result["out"] = _run(path, tmp_path / "dask", backend="dask",
+                                     scheduler=c.scheduler_address)
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                result["exc"] = exc
+
+        thread = threading.Thread(target=sweep)
+        thread.start()
+        victim = None
+        deadline = time.monotonic() + 60
+        while victim is None and time.monotonic() < deadline:
+            busy = [addr for addr, keys in client.processing().items() if keys]
+            if busy:
+                victim = busy[0]
+            else:
+                time.sleep(0.05)
+        assert victim is not None, "no cell ever started"
+        pid = client.run(os.getpid, workers=[victim])[victim]
+        time.sleep(0.1)                                      # inside the cell's fit
+        os.kill(pid, signal.SIGKILL)
+        thread.join(180)
+        assert not thread.is_alive()
+    assert "exc" not in result, result.get("exc")
+    summary, remote = result["out"]
+    assert summary.n_cells == 6 and summary.counts == {"ok": 6}
+    assert not remote.duplicated(subset=["cell_id", "split", "metric", "candidate"]).any()
+    pd.testing.assert_frame_equal(local, remote)
+
+
+def test_an_unreachable_scheduler_is_a_one_line_error_and_writes_nothing(tmp_path):
+    path = _write(tmp_path, CONFIG, "c")
+    started = time.monotonic()
+    res = CliRunner().invoke(cli, ["run", "-q", "--backend", "dask", "--scheduler",
+                                   "tcp://127.0.0.1:9", "--scheduler-timeout", "2",
+                                   "-o", str(tmp_path / "out"), str(path)])
+    assert res.exit_code == 1
+    assert time.monotonic() - started < 30
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in res.output
+    assert lines[0].startswith("Error: cannot reach the Dask scheduler at tcp://127.0.0.1:9 "
+                               "within 2 s (")
+    assert lines[0].endswith("); check the address and that the scheduler is running")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_lost_scheduler_keeps_the_finished_cells_for_a_resume(tmp_path):
+    """The scheduler goes away after the first cells: one-line error; rerunning resumes."""
+    path = _write(tmp_path, SLOW, "slow")
+    out = tmp_path / "out"
+    c = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                 host="127.0.0.1", dashboard_address=None)
+    done = []
+    stop = threading.Event()
+
+    def killer():
+        while not stop.is_set() and not list((out / "cells").glob("*.json")):
+            time.sleep(0.05)
+        done.append(len(list((out / "cells").glob("*.json"))))
+        c.close(timeout=5)
+
+    thread = threading.Thread(target=killer)
+    thread.start()
+    try:
+        # The client retries a lost scheduler for distributed.comm.timeouts.connect (30 s by
+        # default) before giving up: shortened here.
+        with pytest.raises(MlxError) as e, \
+                dask.config.set({"distributed.comm.timeouts.connect": "2s"}):
+            _run(path, out, backend="dask", scheduler=c.scheduler_address)
+    finally:
+        stop.set()
+        thread.join(60)
+    assert str(e.value).startswith(f"lost the Dask scheduler at {c.scheduler_address} (")
+    assert str(e.value).endswith("); the cells finished so far are kept: run the same command "
+                                 "again to resume")
+    kept = len(list((out / "cells").glob("*.json")))
+    assert 1 <= kept < 6
+    summary, _ = _run(path, out, jobs=1)                     # resume locally
+    assert summary.n_reused == kept and summary.counts == {"ok": 6}
+
+
+def test_workers_without_mlx_or_with_another_version_are_refused():
+    with pytest.raises(MlxError) as e:
+        check_worker_versions({"tcp://a:1": "0.1.0", "tcp://b:2": ModuleNotFoundError("x")},
+                              "0.1.0")
+    assert str(e.value) == ("Dask worker tcp://b:2 does not have mlx-multilabel installed (1 of "
+                            "2 workers); install version 0.1.0 on every worker (pip install "
+                            "'mlx-multilabel[dask]')")
+    with pytest.raises(MlxError) as e:
+        check_worker_versions({"tcp://a:1": "0.1.0", "tcp://b:2": "0.0.9"}, "0.1.0")
+    assert str(e.value) == ("Dask worker tcp://b:2 has mlx-multilabel 0.0.9, but this run uses "
+                            "0.1.0 (1 of 2 workers differ); install 0.1.0 on every worker")
+    check_worker_versions({"tcp://a:1": "0.1.0"}, "0.1.0")
+
+
+def test_the_cluster_workers_are_checked_before_any_cell(tmp_path, cluster, monkeypatch):
+    monkeypatch.setattr(dask_backend, "local_version", lambda: "9.9.9")
+    path = _write(tmp_path, CONFIG, "c")
+    with pytest.raises(MlxError) as e:
+        _run(path, tmp_path / "v", backend="dask", scheduler=cluster.scheduler_address)
+    assert "but this run uses 9.9.9 (2 of 2 workers differ)" in str(e.value)
+    assert not (tmp_path / "v").exists()
+
+
+def test_without_distributed_the_backend_says_what_to_install(tmp_path, monkeypatch):
+    import builtins
+
+    real = builtins.__import__
+
+    def fake(name, *args, **kw):
+        if name == "distributed" or name.startswith("distributed."):
+            raise ImportError(name)
+        return real(name, *args, **kw)
+
+    monkeypatch.setattr(builtins, "__import__", fake)
+    path = _write(tmp_path, CONFIG, "c")
+    res = CliRunner().invoke(cli, ["run", "-q", "--backend", "dask", "-o", str(tmp_path / "o"),
+                                   str(path)])
+    assert res.exit_code == 2
+    assert res.output.strip() == ("Error: --backend dask needs dask.distributed, which is not "
+                                  "installed; install it with: pip install "
+                                  "'mlx-multilabel[dask]'")
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("runner, key, message", [
+    ("{backend: spark}", "runner.backend",
+     "must be 'local' (a process pool on this machine) or 'dask' (a Dask cluster). Got "
+     "'spark' instead."),
+    ("{scheduler: 'tcp://h:1'}", "runner.scheduler",
+     "is only used with backend 'dask'; set runner.backend: dask"),
+    ("{backend: dask, ship_data: maybe}", "runner.ship_data", "must be"),
+])
+def test_runner_keys_are_checked(tmp_path, runner, key, message):
+    path = _write(tmp_path, CONFIG + f"runner: {runner}\n", "r")
+    with pytest.raises(ConfigError) as e:
+        load_config(path)
+    assert e.value.key_path == key and message in str(e.value)
