@@ -276,9 +276,12 @@ class LSVV(BaseMethod):
     tau_S : float >= 0, default=0.0
         Weight of the singular value term (paper grid ``0, 1e-10 .. 1e-1``); 0 runs no
         proximal step.
-    theta : int >= 0 or None, default=None
+    theta : int >= 0, float in (0, 1) or None, default=None
         Singular values kept (``shrink="tail"``) or shrunk (``"head"``);
-        ``theta <= min(K, D)``. None: ``ceil(min(K, D) / 2)``, the authors' code's default.
+        ``theta <= min(K, D)``. A float in (0, 1) is a fraction of ``min(K, D)``, rounded
+        to the nearest integer (the paper's grid ``{0, 0.1, ..., 0.9} x min(K, D)``, which
+        one config can then use for every dataset and space). None:
+        ``ceil(min(K, D) / 2)``, the authors' code's default.
         With ``"tail"``, ``theta = 0`` is the trace norm and ``theta = min(K, D)`` no
         shrinkage (section 6.5).
     shrink : {"tail", "head"}, default="tail"
@@ -384,7 +387,8 @@ class LSVV(BaseMethod):
         "tau_A": [Interval(Real, 0, None, closed="left")],
         "tau_I": [Interval(Real, 0, None, closed="left")],
         "tau_S": [Interval(Real, 0, None, closed="left")],
-        "theta": [Interval(Integral, 0, None, closed="left"), None],
+        "theta": [Interval(Integral, 0, None, closed="left"),
+                  Interval(Real, 0, 1, closed="neither"), None],
         "shrink": [StrOptions({"tail", "head"})],
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
         "graph": [StrOptions({"union", "mutual"})],
@@ -431,7 +435,7 @@ class LSVV(BaseMethod):
     # -- configuration checks -------------------------------------------------
     def _theta_error(self, K: int, D: int) -> InvalidParameterError | None:
         r = min(K, D)
-        if self.theta is None or self.theta <= r:
+        if self.theta is None or isinstance(self.theta, float) or self.theta <= r:
             return None
         what = "n_features" if self.space == "linear" else "n_components"
         return InvalidParameterError(
@@ -651,7 +655,12 @@ class LSVV(BaseMethod):
         err = self._theta_error(K, D)
         if err is not None:
             raise err
-        theta = int(self.theta) if self.theta is not None else math.ceil(min(K, D) / 2)
+        if self.theta is None:
+            theta = math.ceil(min(K, D) / 2)
+        elif isinstance(self.theta, float):
+            theta = int(round(self.theta * min(K, D)))
+        else:
+            theta = int(self.theta)
         manifold = self._manifold(Phi, Phi_u)
         Psi = Phi
         if manifold is not None and manifold.route == "eig":

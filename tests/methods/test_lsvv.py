@@ -405,7 +405,7 @@ def test_check_context_theta():
     LSVV(theta=50).check_context(_context(n_features=0))
     LSVV(theta=6, space="rff", n_components=5).check_context(_context(n_labels=0))
     _raises(LSVV(theta=-1), _context(), "theta", "The 'theta' parameter of LSVV must be an int "
-            "in the range [0, inf) or None. Got -1 instead.")
+            "in the range [0, inf), a float in the range (0, 1) or None. Got -1 instead.")
 
 
 def test_check_context_neighbours():
@@ -463,3 +463,12 @@ def test_rff_draws_depend_on_the_seed_and_the_fit_is_deterministic():
     expected = median_distance(sp.csr_matrix(X), np.random.default_rng(0))
     assert a.rff_.bandwidth == pytest.approx(expected)
     assert math.isclose(np.std(a.rff_.omega) * a.rff_.bandwidth, 1.0, rel_tol=0.2)
+
+
+@pytest.mark.parametrize("theta, expected", [(0.4, 2), (0.1, 0), (0.5, 2), (0.9, 4), (3, 3)])
+def test_a_fractional_theta_is_a_share_of_min_k_d(theta, expected):
+    """The paper's grid {0, 0.1, ..., 0.9} x min(K, D): here min(5 outputs, 8 features) = 5."""
+    rng = np.random.default_rng(0)
+    X = sp.csr_matrix(rng.normal(size=(60, 8)))
+    Y = sp.csr_matrix((rng.random((60, 5)) < 0.3).astype(float))
+    assert LSVV(tau_S=0.1, theta=theta, epochs=1, random_state=0).fit(X, Y).theta_ == expected
