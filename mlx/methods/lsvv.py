@@ -298,7 +298,13 @@ class LSVV(BaseMethod):
         m, rows per mini-batch (the authors' code uses 32).
     epochs : int >= 1, default=10
         Passes over the labelled rows (T = epochs * ceil(n / m) steps; the authors' code
-        runs 10).
+        runs 10), extended to at least ``min_steps`` steps.
+    min_steps : int >= 0, default=1000
+        The fewest mini-batch steps T: more epochs run when ``epochs`` passes would take
+        fewer. Ten passes over a small labelled set leave the objective near its starting
+        value (vehicle, 60 labelled rows, multi-class hinge: 1.09 to 1.03 after 10 epochs of
+        2 steps, 0.32 after 1000 steps); 1000 steps are about 7 epochs of corel5k, so large
+        sets keep the authors' 10 epochs. 0: exactly ``epochs`` passes.
     rho : float in [0, 1), default=0.5
         The forget factor xi of the step size (authors' code: 0.5; the paper gives no value).
     eps : float > 0, default=1e-2
@@ -394,6 +400,7 @@ class LSVV(BaseMethod):
         "graph": [StrOptions({"union", "mutual"})],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "epochs": [Interval(Integral, 1, None, closed="left")],
+        "min_steps": [Interval(Integral, 0, None, closed="left")],
         "rho": [Interval(Real, 0, 1, closed="left")],
         "eps": [Interval(Real, 0, None, closed="neither")],
         "prox_every": [Interval(Integral, 1, None, closed="left")],
@@ -406,7 +413,7 @@ class LSVV(BaseMethod):
                  tau_A: float = 1e-6, tau_I: float = 0.0, tau_S: float = 0.0,
                  theta: int | None = None, shrink: str = "tail", n_neighbors: int = 10,
                  graph: str = "union", batch_size: int = 32, epochs: int = 10,
-                 rho: float = 0.5, eps: float = 1e-2, prox_every: int = 1,
+                 min_steps: int = 1000, rho: float = 0.5, eps: float = 1e-2, prox_every: int = 1,
                  tol: float | None = None, random_state: int | None = None):
         self.task = task
         self.space = space
@@ -421,6 +428,7 @@ class LSVV(BaseMethod):
         self.graph = graph
         self.batch_size = batch_size
         self.epochs = epochs
+        self.min_steps = min_steps
         self.rho = rho
         self.eps = eps
         self.prox_every = prox_every
@@ -586,7 +594,8 @@ class LSVV(BaseMethod):
         n_batches = -(-n // m)
         history, converged, n_steps, n_prox = [], None if self.tol is None else False, 0, 0
         epoch = 0
-        for epoch in range(1, self.epochs + 1):
+        n_epochs = max(int(self.epochs), -(-int(self.min_steps) // n_batches))
+        for epoch in range(1, n_epochs + 1):
             perm = rng.permutation(n)
             pending = 0.0
             for b in range(n_batches):

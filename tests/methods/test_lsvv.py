@@ -141,7 +141,7 @@ def test_eig_and_sparse_routes_fit_the_same_model(monkeypatch):
     rng = np.random.default_rng(4)
     X = sp.random(60, 10, density=0.4, random_state=rng, format="csr")
     Y = sp.csr_matrix(rng.integers(0, 2, (60, 5)).astype(float))
-    params = dict(tau_I=1e-2, tau_S=1e-2, theta=2, n_neighbors=4, epochs=3, random_state=0)
+    params = dict(tau_I=1e-2, tau_S=1e-2, theta=2, n_neighbors=4, epochs=3, min_steps=0, random_state=0)
     a = LSVV(**params).fit(X, Y)
     monkeypatch.setattr(lsvv_module, "EIG_MAX_FEATURES", 0)
     b = LSVV(**params).fit(X, Y)
@@ -197,7 +197,7 @@ def test_table6_models_are_parameter_settings(name, tau_I, tau_S, graph, prox, m
     knn_spy = _Spy(lsvv_module.knn_graph)
     monkeypatch.setattr(lsvv_module, "partial_svt", svt_spy)
     monkeypatch.setattr(lsvv_module, "knn_graph", knn_spy)
-    m = LSVV(tau_I=tau_I, tau_S=tau_S, theta=1, n_neighbors=3, batch_size=10, epochs=2,
+    m = LSVV(tau_I=tau_I, tau_S=tau_S, theta=1, n_neighbors=3, batch_size=10, epochs=2, min_steps=0,
              random_state=0).fit(X, Y, unlabelled=X_u)
     assert knn_spy.calls == int(graph)
     assert (m.manifold_route_ is not None) == graph
@@ -216,7 +216,7 @@ def test_prox_every_sums_the_thresholds_of_the_steps_it_covers(monkeypatch):
         return Q
 
     monkeypatch.setattr(lsvv_module, "partial_svt", record)
-    base = dict(tau_S=0.05, theta=1, batch_size=5, epochs=2, random_state=0)
+    base = dict(tau_S=0.05, theta=1, batch_size=5, epochs=2, min_steps=0, random_state=0)
     every = LSVV(**base).fit(X, Y)
     per_step, taus[:] = list(taus), []
     lazy = LSVV(**base, prox_every=3).fit(X, Y)
@@ -231,7 +231,7 @@ def test_prox_every_stays_close_to_every_step():
     rng = np.random.default_rng(7)
     X = rng.standard_normal((50, 6))
     Y = sp.csr_matrix(rng.integers(0, 2, (50, 4)).astype(float))
-    base = dict(tau_S=0.05, theta=1, batch_size=5, epochs=2, random_state=0)
+    base = dict(tau_S=0.05, theta=1, batch_size=5, epochs=2, min_steps=0, random_state=0)
     every = LSVV(**base).fit(X, Y)
     lazy = LSVV(**base, prox_every=2).fit(X, Y)
     assert np.linalg.norm(lazy.W_ - every.W_) < 0.1 * np.linalg.norm(every.W_)
@@ -242,7 +242,7 @@ def test_objective_is_eq_11_at_the_fitted_weights(shrink):
     rng = np.random.default_rng(17)
     X = rng.standard_normal((30, 6))
     Y = rng.integers(0, 2, (30, 4)).astype(float)
-    m = LSVV(tau_A=0.01, tau_S=0.3, theta=1, shrink=shrink, epochs=3, random_state=0).fit(
+    m = LSVV(tau_A=0.01, tau_S=0.3, theta=1, shrink=shrink, epochs=3, min_steps=0, random_state=0).fit(
         X, sp.csr_matrix(Y))
     s = np.linalg.svd(m.W_, compute_uv=False)
     T = s[1:].sum() if shrink == "tail" else s[:1].sum()
@@ -255,7 +255,7 @@ def test_theta_at_min_K_D_equals_no_shrinkage():
     X = rng.standard_normal((40, 6))
     Y = sp.csr_matrix(rng.integers(0, 2, (40, 4)).astype(float))
     for space, D in (("linear", 6), ("rff", 3)):
-        common = dict(space=space, n_components=3, epochs=3, random_state=1)
+        common = dict(space=space, n_components=3, epochs=3, min_steps=0, random_state=1)
         plain = LSVV(**common).fit(X, Y).W_
         r = min(4, D)
         np.testing.assert_array_equal(LSVV(**common, tau_S=0.5, theta=r).fit(X, Y).W_, plain)
@@ -267,8 +267,8 @@ def test_theta_at_min_K_D_equals_no_shrinkage():
 def test_theta_none_is_half_of_min_K_D():
     X = np.random.default_rng(9).standard_normal((20, 7))
     Y = sp.csr_matrix(np.eye(5)[np.arange(20) % 5])
-    assert LSVV(epochs=1).fit(X, Y).theta_ == 3                    # ceil(min(5, 7) / 2)
-    assert LSVV(epochs=1, space="rff", n_components=2).fit(X, Y).theta_ == 1
+    assert LSVV(epochs=1, min_steps=0).fit(X, Y).theta_ == 3                    # ceil(min(5, 7) / 2)
+    assert LSVV(epochs=1, min_steps=0, space="rff", n_components=2).fit(X, Y).theta_ == 1
 
 
 # ----------------------------------------------------------------------------- recovery
@@ -277,7 +277,7 @@ def test_recovers_a_low_rank_linear_regression():
     n, d, K = 300, 15, 8
     W_star = rng.standard_normal((d, 2)) @ rng.standard_normal((2, K)) / np.sqrt(d)
     X, X_test = rng.standard_normal((n, d)), rng.standard_normal((200, d))
-    m = LSVV(task="regression", epochs=10, random_state=0).fit(X, X @ W_star)
+    m = LSVV(task="regression", epochs=10, min_steps=0, random_state=0).fit(X, X @ W_star)
     rel = np.linalg.norm(m.decision_function(X_test) - X_test @ W_star) / np.linalg.norm(
         X_test @ W_star)
     assert rel < 0.1
@@ -289,7 +289,7 @@ def test_tail_shrinkage_lowers_the_rank_of_a_noisy_low_rank_model():
     W_star = rng.standard_normal((d, 2)) @ rng.standard_normal((2, K)) / np.sqrt(d)
     X = rng.standard_normal((n, d))
     T = X @ W_star + 0.3 * rng.standard_normal((n, K))
-    common = dict(task="regression", epochs=10, random_state=0)
+    common = dict(task="regression", epochs=10, min_steps=0, random_state=0)
     srm = LSVV(**common).fit(X, T)
     lrc = LSVV(**common, tau_S=2.0, theta=2).fit(X, T)
     s_srm = np.linalg.svd(srm.W_, compute_uv=False)
@@ -305,7 +305,7 @@ def test_multiclass_recovery_and_scores_argmax():
     X, y = _blobs(0, n=200)
     X_test, y_test = _blobs(1, n=200)
     for space in ("linear", "rff"):
-        m = LSVV(task="multiclass", space=space, epochs=10, random_state=0).fit(
+        m = LSVV(task="multiclass", space=space, epochs=10, min_steps=0, random_state=0).fit(
             X, _onehot(y, 4))
         acc = np.mean(np.argmax(m.decision_function(X_test), axis=1) == y_test)
         assert acc > 0.95, (space, acc)
@@ -319,7 +319,7 @@ def test_multilabel_recovery_of_an_exact_low_rank_model():
     P1, P2 = np.array([1, 1, 0, 0, 1, 0, 0, 0.0]), np.array([0, 0, 1, 1, 0, 0, 1, 0.0])
     B = np.array([P1 if c % 3 == 0 else P2 if c % 3 == 1 else P1 + P2 for c in range(10)])
     Y = sp.csr_matrix(X @ B)                                       # rank 2, label 7 never on
-    m = LSVV(epochs=20, tau_S=0.01, theta=2, random_state=0).fit(X, Y)
+    m = LSVV(epochs=20, min_steps=0, tau_S=0.01, theta=2, random_state=0).fit(X, Y)
     pred = m.decision_function(X) > m.threshold
     assert m.threshold == 0.5
     assert np.mean(pred != (Y.toarray() > 0)) == 0.0
@@ -332,19 +332,19 @@ def test_missing_labels_enter_only_through_the_mask():
     X = rng.standard_normal((40, 5))
     Y = rng.integers(0, 2, (40, 4)).astype(float)
     obs = rng.integers(0, 2, (40, 4)).astype(float)
-    a = LSVV(epochs=2, random_state=0).fit(X, sp.csr_matrix(Y * obs), observed=sp.csr_matrix(obs))
-    b = LSVV(epochs=2, random_state=0).fit(X, sp.csr_matrix(Y * obs))
+    a = LSVV(epochs=2, min_steps=0, random_state=0).fit(X, sp.csr_matrix(Y * obs), observed=sp.csr_matrix(obs))
+    b = LSVV(epochs=2, min_steps=0, random_state=0).fit(X, sp.csr_matrix(Y * obs))
     assert not np.array_equal(a.W_, b.W_)                          # unobserved 0s are not 0s
     # nothing observed in a label: its weights only follow the regularisers (stay 0 from 0)
     obs[:, 2] = 0
-    c = LSVV(epochs=2, random_state=0).fit(X, sp.csr_matrix(Y * obs), observed=sp.csr_matrix(obs))
+    c = LSVV(epochs=2, min_steps=0, random_state=0).fit(X, sp.csr_matrix(Y * obs), observed=sp.csr_matrix(obs))
     np.testing.assert_array_equal(c.W_[:, 2], 0.0)
 
 
 def test_empty_class_fits_without_nan():
     X, y = _blobs(2, n=60)
     y[y == 2] = 0                                                  # class 2 never labelled
-    m = LSVV(task="multiclass", epochs=3, random_state=0, tau_S=0.1, theta=1).fit(
+    m = LSVV(task="multiclass", epochs=3, min_steps=0, random_state=0, tau_S=0.1, theta=1).fit(
         X, _onehot(y, 4))
     assert np.isfinite(m.W_).all() and np.isfinite(m.objective_).all()
     np.testing.assert_array_equal(m.empty_outputs_, [2])
@@ -358,10 +358,10 @@ def test_unlabelled_rows_enter_the_graph_only():
     X = rng.standard_normal((30, 4))
     Y = sp.csr_matrix(rng.integers(0, 2, (30, 3)).astype(float))
     X_u = rng.standard_normal((40, 4)) + 2.0
-    ss = dict(tau_I=0.05, n_neighbors=3, epochs=2, random_state=0)
+    ss = dict(tau_I=0.05, n_neighbors=3, epochs=2, min_steps=0, random_state=0)
     assert not np.array_equal(LSVV(**ss).fit(X, Y, unlabelled=X_u).W_,
                               LSVV(**ss).fit(X, Y).W_)
-    srm = dict(epochs=2, random_state=0)
+    srm = dict(epochs=2, min_steps=0, random_state=0)
     np.testing.assert_array_equal(LSVV(**srm).fit(X, Y, unlabelled=X_u).W_,
                                   LSVV(**srm).fit(X, Y).W_)
     np.testing.assert_array_equal(LSVV(**srm).fit(X, Y, unlabelled=X_u[:0]).W_,
@@ -373,10 +373,10 @@ def test_unlabelled_rows_enter_the_graph_only():
 def test_tol_stops_and_records_the_objective():
     X, y = _blobs(3, n=80)
     Y = _onehot(y, 4)
-    loose = LSVV(task="multiclass", epochs=50, tol=0.5, random_state=0).fit(X, Y)
+    loose = LSVV(task="multiclass", epochs=50, min_steps=0, tol=0.5, random_state=0).fit(X, Y)
     assert loose.converged_ is True and loose.n_iter_ < 50
     assert len(loose.objective_) == loose.n_iter_
-    fixed = LSVV(task="multiclass", epochs=4, random_state=0).fit(X, Y)
+    fixed = LSVV(task="multiclass", epochs=4, min_steps=0, random_state=0).fit(X, Y)
     assert fixed.converged_ is None and fixed.n_iter_ == 4 and len(fixed.objective_) == 4
 
 
@@ -447,7 +447,7 @@ def test_task_specific_input_errors():
                                     observed=sp.csr_matrix(np.eye(6, 3)))
     with pytest.raises(ValueError, match="^LSVV: a regression task has no missing-label mask"):
         LSVV(task="regression").fit(X, np.ones((6, 2)), observed=sp.csr_matrix(np.ones((6, 2))))
-    m = LSVV(task="regression", epochs=2, random_state=0).fit(X, 3.5 * np.ones((6, 2)))
+    m = LSVV(task="regression", epochs=2, min_steps=0, random_state=0).fit(X, 3.5 * np.ones((6, 2)))
     assert m.threshold == 0.0 and m.empty_outputs_.size == 0
     assert LSVV(task="ordinal").skip(FitContext(task="ordinal")) is not None
 
@@ -455,8 +455,8 @@ def test_task_specific_input_errors():
 def test_rff_draws_depend_on_the_seed_and_the_fit_is_deterministic():
     X, y = _blobs(4, n=50)
     Y = _onehot(y, 4)
-    a = LSVV(task="multiclass", space="rff", n_components=20, epochs=2, random_state=0)
-    b = LSVV(task="multiclass", space="rff", n_components=20, epochs=2, random_state=1)
+    a = LSVV(task="multiclass", space="rff", n_components=20, epochs=2, min_steps=0, random_state=0)
+    b = LSVV(task="multiclass", space="rff", n_components=20, epochs=2, min_steps=0, random_state=1)
     a.fit(X, Y)
     b.fit(X, Y)
     assert not np.array_equal(a.rff_.omega, b.rff_.omega)
@@ -471,4 +471,18 @@ def test_a_fractional_theta_is_a_share_of_min_k_d(theta, expected):
     rng = np.random.default_rng(0)
     X = sp.csr_matrix(rng.normal(size=(60, 8)))
     Y = sp.csr_matrix((rng.random((60, 5)) < 0.3).astype(float))
-    assert LSVV(tau_S=0.1, theta=theta, epochs=1, random_state=0).fit(X, Y).theta_ == expected
+    assert LSVV(tau_S=0.1, theta=theta, epochs=1, min_steps=0, random_state=0).fit(X, Y).theta_ == expected
+
+
+def test_small_labelled_sets_get_at_least_min_steps_steps():
+    rng = np.random.default_rng(0)
+    classes = np.arange(60) % 3
+    X = sp.csr_matrix(rng.normal(size=(60, 8)) + 2.0 * np.eye(8)[classes])   # separable-ish
+    Y = sp.csr_matrix((np.ones(60), (np.arange(60), classes)), shape=(60, 3))
+    short = LSVV(task="multiclass", epochs=10, min_steps=0, random_state=0).fit(X, Y)
+    assert short.n_steps_ == 20                                          # 2 batches per epoch
+    long = LSVV(task="multiclass", epochs=10, min_steps=1000, random_state=0).fit(X, Y)
+    assert long.n_steps_ == 1000 and len(long.objective_) == 500
+    assert long.objective_[-1] < 0.5 * short.objective_[-1]
+    big = LSVV(task="multiclass", epochs=3, min_steps=5, batch_size=8, random_state=0).fit(X, Y)
+    assert big.n_steps_ == 24                                            # 8 per epoch > 5
