@@ -181,10 +181,16 @@ def _manifest(run_dir: Path):
 
 @click.command()
 @click.argument("target", type=click.Path())
-@click.option("--x", "x", type=click.Choice(["rank_ratio", "observed_ratio"]), default=None,
-              help="Horizontal axis: k/L or the observed-label ratio (required for results).")
+@click.option("--x", "x", default=None, metavar="AXIS",
+              help="Horizontal axis (required for results): rank_ratio (k/L), observed_ratio, "
+                   "labelled_ratio, rank (K) or param:NAME (parameter NAME of the params or "
+                   "selected column). Logarithmic when positive values span more than 20x "
+                   "(never for rank_ratio and observed_ratio).")
 @click.option("--metric", default=None, help="Metric on the vertical axis, e.g. p@1 "
                                               "(required for results).")
+@click.option("--by", "by", multiple=True, metavar="PARAM",
+              help="One figure per value of parameter PARAM, e.g. --by similarity "
+                   "(repeatable; rows without PARAM appear in every figure).")
 @click.option("--paper", default="auto", show_default=True,
               help="Published values to overlay (dashed): a paper name, 'auto' (the paper "
                    "matching most points) or 'none'.")
@@ -192,18 +198,21 @@ def _manifest(run_dir: Path):
 @click.option("-o", "--output-dir", type=click.Path(file_okay=False), default=None,
               help="Directory for the PNG and PDF files (default: <results>/figures, or "
                    f"{DEFAULT_TABLES_DIR} for a spec).")
-def plot(target, x, metric, paper, datasets, output_dir):
-    """Plot a metric against k/L or the observed ratio, one line per method.
+def plot(target, x, metric, by, paper, datasets, output_dir):
+    """Plot a metric against k/L, a ratio, the rank K or a parameter, one line per label.
 
     TARGET is a results directory or results.csv (then --x and --metric are needed), or a
-    table spec, whose 'figures' are drawn from its results. Published values are drawn
-    as dashed lines with open markers in the method's colour.
+    table spec, whose 'figures' are drawn from its results. Each line is the mean over
+    repetitions, with ±1 sd error bars from two repetitions on. Published values, where
+    the paper has that axis, are drawn as dashed lines with open markers in the method's
+    colour.
     """
     from mlx.tables.plot import plot_results, plot_spec
 
     if _is_spec(target):
-        if x or metric:
-            raise click.UsageError("--x and --metric apply to results; a spec lists its figures")
+        if x or metric or by:
+            raise click.UsageError("--x, --metric and --by apply to results; a spec lists its "
+                                   "figures")
         from mlx.tables.spec import load_spec
 
         paths, notes = plot_spec(load_spec(target), output_dir or DEFAULT_TABLES_DIR)
@@ -217,7 +226,8 @@ def plot(target, x, metric, paper, datasets, output_dir):
         frame = read_results(target)
         run_dir = Path(target) if Path(target).is_dir() else Path(target).parent
         paths = plot_results(frame, x=x, metric=metric, out_dir=output_dir or run_dir / "figures",
-                             paper=paper, datasets=list(datasets) or None, source=str(target))
+                             paper=paper, datasets=list(datasets) or None, by=by,
+                             source=str(target))
     for p in paths:
         click.echo(str(p))
 

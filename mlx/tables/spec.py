@@ -30,7 +30,7 @@ from mlx.validation import as_str_list, check_keys, read_yaml
 
 __all__ = ["AXES", "AXIS_TITLES", "NUMERIC_AXES", "PSEUDO_METRICS", "UNITS", "Series",
            "MetricStyle", "TableSpec", "metric_style", "load_spec", "parse_spec", "check_spec",
-           "split_label", "fmt_axis"]
+           "split_label", "fmt_axis", "FIGURE_X", "figure_x_problem"]
 
 AXES = ("metric", "dataset", "series", "k_over_L", "observed", "k", "variant")
 AXIS_TITLES = {"metric": "metric", "dataset": "dataset", "series": "method", "k_over_L": "k/L",
@@ -41,7 +41,9 @@ SPEC_KEYS = ("name", "title", "description", "paper", "tables", "configs", "resu
 METRIC_KEYS = ("tolerance", "unit", "format", "higher_is_better", "title")
 SERIES_KEYS = ("name", "paper", "ours")
 LAYOUT_KEYS = ("blocks", "rows", "columns")
-FIGURE_KEYS = ("x", "metric", "datasets", "at")
+FIGURE_KEYS = ("x", "metric", "datasets", "at", "by")
+# Horizontal axes of a figure: these results.csv columns, or ``param:NAME`` (a parameter).
+FIGURE_X = ("rank_ratio", "observed_ratio", "labelled_ratio", "rank")
 NEEDS_KEYS = ("methods", "datasets", "note")
 UNITS = {"%": 100.0, "fraction": 1.0, "x100": 100.0, "s": 1.0, "ratio": 1.0, "as printed": 1.0}
 UNIT_LABELS = {"%": "%", "fraction": "", "x100": "×100", "s": "s", "ratio": "", "as printed": ""}
@@ -349,14 +351,25 @@ def parse_spec(raw: dict, *, source: str | None = None, require_configs: bool = 
     for i, fig in enumerate(raw.get("figures", []) or []):
         path = f"figures[{i}]"
         check_keys(fig, FIGURE_KEYS, path, source)
-        if fig.get("x") not in ("rank_ratio", "observed_ratio"):
-            raise ConfigError(source, f"{path}.x", f"must be 'rank_ratio' or 'observed_ratio'. "
-                                                   f"Got {fig.get('x')!r} instead.")
+        problem = figure_x_problem(fig.get("x"))
+        if problem:
+            raise ConfigError(source, f"{path}.x", problem)
         m = metric_style(str(fig.get("metric")), source=source, key_path=f"{path}.metric").name
         if m not in metric_names_:
             raise ConfigError(source, f"{path}.metric", f"metric {m!r} is not in 'metrics'")
+        at = fig.get("at") or {}
+        if not isinstance(at, dict):
+            raise ConfigError(source, f"{path}.at", f"must be a mapping such as {{observed: 0.2}} "
+                                                    f"or {{similarity: sigmoid}}. Got {at!r} "
+                                                    f"instead.")
+        for key in ("k_over_L", "observed", "labelled", "k"):
+            v = at.get(key)
+            if key in at and (isinstance(v, bool) or not isinstance(v, numbers.Real)):
+                raise ConfigError(source, f"{path}.at.{key}", f"must be a number. Got {v!r} "
+                                                              f"instead.")
+        by = tuple(as_str_list(fig["by"], f"{path}.by", source)) if "by" in fig else ()
         figures.append({"x": fig["x"], "metric": m, "datasets": fig.get("datasets"),
-                        "at": fig.get("at") or {}})
+                        "at": at, "by": by})
     needs = raw.get("needs", {}) or {}
     check_keys(needs, NEEDS_KEYS, "needs", source)
 
@@ -368,6 +381,16 @@ def parse_spec(raw: dict, *, source: str | None = None, require_configs: bool = 
         blocks=parts["blocks"], rows=parts["rows"], columns=parts["columns"],
         metrics=tuple(metrics), figures=tuple(figures), needs=dict(needs),
         description=str(raw.get("description", "")))
+
+
+def figure_x_problem(x) -> str | None:
+    """Why ``x`` is not a figure's horizontal axis (None when it is one)."""
+    if x in FIGURE_X:
+        return None
+    if isinstance(x, str) and x.startswith("param:") and x[len("param:"):].strip():
+        return None
+    return (f"must be one of {', '.join(repr(a) for a in FIGURE_X)} or 'param:NAME' (a "
+            f"parameter, e.g. 'param:theta'). Got {x!r} instead.")
 
 
 def fmt_axis(axis: str, value) -> str:
