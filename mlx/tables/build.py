@@ -219,10 +219,18 @@ def select_rows(frame: pd.DataFrame, series: Series) -> pd.DataFrame:
     return frame.loc[mask.astype(bool)]
 
 
-def _select_variant(frame: pd.DataFrame, spec: TableSpec, variant: str) -> pd.DataFrame:
+def _select_variant(frame: pd.DataFrame, spec: TableSpec, variant: str,
+                    variants: tuple = ()) -> pd.DataFrame:
+    """Rows of ``variant``. Default rule: a parameter whose value is the variant's name; a
+    row none of whose parameter values names any of the table's ``variants`` (a baseline
+    such as the constant predictor) belongs to every variant, as a method without a rank
+    matches every k/L."""
     sel = spec.variants.get(variant)
-    if sel is None:  # default: a parameter whose value is the variant's name
-        mask = frame["_params"].map(lambda p: variant in [str(v) for v in p.values()])
+    if sel is None:
+        names = set(variants) | {variant}
+        mask = frame["_params"].map(
+            lambda p: variant in [str(v) for v in p.values()]
+            or not names & {str(v) for v in p.values()})
         return frame.loc[mask.astype(bool)]
     mask = pd.Series(True, index=frame.index)
     if "label" in sel:
@@ -230,6 +238,13 @@ def _select_variant(frame: pd.DataFrame, spec: TableSpec, variant: str) -> pd.Da
     for k, v in (sel.get("params") or {}).items():
         mask &= frame["_params"].map(lambda p, k=k, v=v: p.get(k) == v).astype(bool)
     return frame.loc[mask]
+
+
+def spec_variants(spec: TableSpec) -> tuple:
+    """The variants of the spec's published tables (e.g. ``linear``, ``rff``)."""
+    pub = published()
+    pub = pub[(pub["paper"] == spec.paper) & pub["table"].isin(spec.tables)]
+    return tuple(dict.fromkeys(v for v in pub["variant"] if isinstance(v, str) and v))
 
 
 def _axis_domain(axis: str, spec: TableSpec, pub: pd.DataFrame, ours: pd.DataFrame) -> tuple:
@@ -253,6 +268,8 @@ def _axis_domain(axis: str, spec: TableSpec, pub: pd.DataFrame, ours: pd.DataFra
 
 
 def _published_value(pub: pd.DataFrame, spec: TableSpec, series: Series, key: dict):
+    if not series.paper:                                  # a baseline the paper does not have
+        return None
     mask = (pub["metric"] == key["metric"]) & (pub["dataset"] == key["dataset"]) \
         & (pub["method"] == series.paper["method"])
     if "loss" in series.paper:
@@ -274,7 +291,7 @@ def _our_rows(ours: pd.DataFrame, spec: TableSpec, series: Series, key: dict) ->
     f = select_rows(ours, series)
     f = f[f["dataset"] == key["dataset"]]
     if "variant" in key:
-        f = _select_variant(f, spec, key["variant"])
+        f = _select_variant(f, spec, key["variant"], spec_variants(spec))
     if "k_over_L" in key:  # a method without a rank (BR) matches every k/L, as in the paper
         f = f[f["rank_ratio"].isna() | ((f["rank_ratio"] - key["k_over_L"]).abs() < _EPS)]
     if "observed" in key:
@@ -321,7 +338,7 @@ def build_table(spec: TableSpec, sources: list[Source], *, ours: pd.DataFrame | 
     series_by_name = {s.name: s for s in spec.series}
     metric_names_ = [m.name for m in spec.metrics]
     pub_scope = pub[pub["metric"].isin(metric_names_)
-                    & pub["method"].isin({s.paper["method"] for s in spec.series})]
+                    & pub["method"].isin({s.paper["method"] for s in spec.series if s.paper})]
     ours_scope = pd.concat([select_rows(ours, s) for s in spec.series]) if len(ours) else ours
     layout_axes = spec.blocks + spec.rows + spec.columns
     domains = {a: _axis_domain(a, spec, pub_scope, ours_scope) for a in layout_axes}

@@ -169,7 +169,7 @@ def _choose_paper(frame: pd.DataFrame, metric: str) -> str | None:
                 & pub["dataset"].isin(set(frame["dataset"]))]
         n = sum(int(((p["method"] == s.paper["method"])
                      & ((p["loss"] == s.paper["loss"]) if "loss" in s.paper else True)).sum())
-                for s in series)
+                for s in series if s.paper)
         if n > best_n:
             best, best_n = paper, n
     return best

@@ -186,13 +186,18 @@ def _parse_series(node, i: int, source, pairs: set) -> Series:
         raise ConfigError(source, f"{path}.name",
                           f"must be a non-empty string. Got {name!r} instead.")
     paper = node.get("paper")
+    if paper == "none":                   # a baseline of ours the paper does not report
+        ours = node.get("ours", {"label": name})
+        check_keys(ours, ("label", "method", "params"), f"{path}.ours", source)
+        return Series(name, {}, dict(ours))
     if paper is None:
         paper = split_label(name, pairs)
         if paper is None:
             methods = sorted({m for m, _ in pairs})
             raise ConfigError(source, path, f"cannot tell the paper's method from {name!r}; add "
                               f"'paper: {{method: ..., loss: ...}}' (methods in the paper: "
-                              f"{', '.join(methods)})")
+                              f"{', '.join(methods)}), or 'paper: none' for a baseline the "
+                              f"paper does not report")
     check_keys(paper, ("method", "loss"), f"{path}.paper", source)
     if "method" not in paper:
         raise ConfigError(source, f"{path}.paper", "missing required key 'method'")

@@ -424,3 +424,41 @@ def test_results_doc_lists_command_and_machine(small, tmp_path):
 def test_results_doc_without_tables(tmp_path):
     text, n = results_doc_text(tmp_path / "none")
     assert n == 0 and "No paper table has been rendered yet" in text
+
+
+def test_a_baseline_without_published_values_appears_in_every_variant(tmp_path):
+    """`paper: none` series (the constant) and the variant rule for rows without one."""
+    def srow(label, method, params, value, rep):
+        return dict(run_id="r1", cell_id=f"{label}-{json.dumps(params)}-{rep}", experiment="t",
+                    dataset="abalone", method=method, label=label,
+                    params=json.dumps(params, separators=(",", ":")), repetition=rep,
+                    split="test", metric="mse", value=value, status="ok", fit_seconds=1.0)
+
+    rows = [srow("constant", "constant", {}, 0.0144, 0), srow("constant", "constant", {}, 0.0146, 1)]
+    for sim, v in (("sigmoid", 0.0061), ("manhattan", 0.0069)):
+        rows += [srow("RegLand-Sp", "landmark", {"model": "regland_sp", "similarity": sim}, v, r)
+                 for r in (0, 1)]
+    res = write_results(tmp_path / "res", rows)
+    spec = tmp_path / "s.yaml"
+    spec.write_text(textwrap.dedent(f"""
+        title: T
+        paper: similarity
+        tables: ["1"]
+        results: [{res}]
+        series:
+          - {{name: constant, paper: none, ours: {{method: constant}}}}
+          - RegLand-Sp
+        axes: {{dataset: [abalone]}}
+        layout: {{blocks: [metric], rows: [dataset], columns: [variant, series]}}
+        metrics:
+          mse: {{tolerance: null, format: ".2e"}}
+        """))
+    s = load_spec(spec)
+    md = render_markdown(build_table(s, read_sources(s)))
+    line = next(l for l in md.splitlines() if l.startswith("| abalone"))
+    cells = [c.strip() for c in line.strip("|").split("|")][1:]
+    # sigmoid: constant, RegLand-Sp; manhattan: constant, RegLand-Sp
+    assert cells[0].startswith("1.45e-02") and cells[0].endswith("/ n/p")
+    assert cells[2].startswith("1.45e-02") and cells[2].endswith("/ n/p")
+    assert cells[1].startswith("6.10e-03") and "/ 6.20e-03" in cells[1]
+    assert cells[3].startswith("6.90e-03") and "/ 6.00e-03" in cells[3]
