@@ -138,9 +138,11 @@ def kfold(n: int, k: int, rng: np.random.Generator, *,
         values, inverse, counts = np.unique(classes, return_inverse=True, return_counts=True)
         if counts.min() < k:
             small = values[int(np.argmin(counts))].item()
+            least = int(counts.min())
+            fewer = f"use at most {least} folds or " if least >= 2 else ""
             raise ValueError(f"stratified {k}-fold cross-validation needs at least {k} rows of "
-                             f"every class; class {small!r} has {int(counts.min())}; use at "
-                             f"most {int(counts.min())} folds")
+                             f"every class; class {small!r} has {least}; {fewer}set "
+                             f"selection.stratify: false")
         offset = 0
         for c in range(values.size):
             rows = rng.permutation(np.flatnonzero(inverse == c))

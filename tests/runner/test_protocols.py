@@ -267,7 +267,8 @@ BAD = [
      "split: {test_fraction: 0.3}\nmethods:\n  - name: br\n    select: {l2_reg: [1.0, 2.0]}\n"
      "selection: {cv: 5}",
      "selection.cv: small, repetition 0: stratified 5-fold cross-validation needs at least 5 "
-     "rows of every class; class 1 has 3; use at most 3 folds", True),
+     "rows of every class; class 1 has 3; use at most 3 folds or set selection.stratify: "
+     "false", True),
 ]
 
 
