@@ -32,9 +32,21 @@ $(PAPER_TABLES): %: $(STAMP)
 	$(BIN)/mlx plot -o $(TABLES_DIR) $(TABLE_SPECS)/$*.yaml
 	$(EXTRA_FIGURES_$*)
 
-# Figures `mlx plot` cannot draw (it plots against k/L, not an absolute K): MoM's Figure 2.
+# Figures beside a table's own: runs of their own configs, then `mlx plot` on other axes.
 EXTRA_FIGURES_mom-table3 = $(BIN)/python benchmarks/bench_mom.py -o $(TABLES_DIR) --figure \
                            results/mom-bibtex results/mom-delicious
+SIM_FIG1 := abalone cpusmall cadata wine-quality-red bank-8fm house-8l
+EXTRA_FIGURES_similarity-table1 = set -e; for d in $(SIM_FIG1); do \
+	  $(BIN)/mlx run -q $(MLX_RUN_ARGS) configs/similarity/fig1-$$d.yaml > /dev/null; \
+	  m=mse; case $$d in wine-*|bank-*|house-*) m=mae;; esac; \
+	  $(BIN)/mlx plot -o $(TABLES_DIR) results/similarity-fig1-$$d --x param:n_landmarks \
+	    --metric $$m --by similarity; done
+EXTRA_FIGURES_lsvv-table7 = set -e; \
+	$(BIN)/mlx run -q $(MLX_RUN_ARGS) configs/lsvv/fig2-scene.yaml > /dev/null; \
+	$(BIN)/mlx plot -o $(TABLES_DIR) results/lsvv-fig2-scene --x labelled_ratio --metric hamming; \
+	$(BIN)/mlx run -q $(MLX_RUN_ARGS) configs/lsvv/fig3-scene.yaml > /dev/null; \
+	$(BIN)/mlx plot -o $(TABLES_DIR) results/lsvv-fig3-scene --x param:theta --metric hamming \
+	  --by space
 
 tables: $(STAMP)
 	@set -e; for t in $(PAPER_TABLES); do \

@@ -53,18 +53,21 @@ import tracemalloc
 rss = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 data_bytes = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
 tracemalloc.start()
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 if method == "mom":
     from mlx.methods.mom import MoM
     model = MoM(rank=rank, random_state=0).fit(X, Y)
-    extra = {"converged": int(model.component_converged_.sum()), "timings": model.timings_}
+    extra = {"converged": int(model.component_converged_.sum()), "timings": model.timings_,
+             "iters": float(np.median(model.n_iter_))}
 else:
     from mlx.methods.leml import LEML
     model = LEML(rank=rank, loss="squared", max_iter=10, random_state=0).fit(X, Y)
     extra = {}
 fit = time.perf_counter() - t0
+cpu = time.process_time() - c0
 fit_peak = tracemalloc.get_traced_memory()[1]
-print(json.dumps({"method": method, "n": n, "nnz": int(X.nnz), "fit": fit, "fit_peak": fit_peak,
+print(json.dumps({"method": method, "n": n, "nnz": int(X.nnz), "fit": fit, "cpu": cpu,
+                  "fit_peak": fit_peak,
                   "x_bytes": data_bytes, "rss_peak": rss(), **extra}))
 """
 
@@ -177,18 +180,22 @@ def scaling_part(args) -> list[dict]:
                 continue
             row = json.loads(out.stdout.strip().splitlines()[-1])
             rows.append(row)
-            print(f"{method:5s} n={n:7d} nnz={row['nnz']:10d} fit {row['fit']:8.1f}s  fit peak "
+            print(f"{method:5s} n={n:7d} nnz={row['nnz']:10d} fit {row['fit']:8.1f}s "
+                  f"(CPU {row.get('cpu', float('nan')):.1f}s)  fit peak "
                   f"{row['fit_peak'] / 2**20:7.0f} MB allocated (X itself "
                   f"{row['x_bytes'] / 2**20:.0f} MB; process peak RSS "
                   f"{row['rss_peak'] / 2**20:.0f} MB, data generation included)"
-                  + (f"  {row['converged']}/{args.scale_rank} converged" if method == "mom"
+                  + (f"  {row['converged']}/{args.scale_rank} converged, median "
+                     f"{row.get('iters', float('nan')):.0f} power iterations" if method == "mom"
                      else ""), flush=True)
     for method in sorted({r["method"] for r in rows}):
         mine = [r for r in rows if r["method"] == method]
         if len(mine) >= 2:
             slope = np.polyfit(np.log([r["nnz"] for r in mine]),
                                np.log([r["fit"] for r in mine]), 1)[0]
-            print(f"{method}: fit time ~ nnz(X)^{slope:.2f}")
+            cslope = np.polyfit(np.log([r["nnz"] for r in mine]),
+                                np.log([r["cpu"] for r in mine]), 1)[0]
+            print(f"{method}: fit time ~ nnz(X)^{slope:.2f} (wall), ^{cslope:.2f} (CPU)")
     by_n = {}
     for r in rows:
         by_n.setdefault(r["n"], {})[r["method"]] = r["fit"]
