@@ -33,8 +33,30 @@ def _machine(m: dict | None) -> list[str]:
             commit]
 
 
-def results_doc_text(tables_dir: str | os.PathLike) -> tuple[str, int]:
-    """The text of docs/RESULTS.md, from the tables ``mlx table SPEC`` wrote to ``tables_dir``."""
+def _previous_sections(text: str) -> tuple[dict, dict]:
+    """``({title: index row}, {title: section lines})`` of an earlier docs/RESULTS.md."""
+    rows, sections, current = {}, {}, None
+    for line in text.splitlines():
+        m = re.match(r"^\| \[(.+?)\]\(#", line)
+        if m and current is None:
+            rows[m.group(1)] = line
+            continue
+        if line.startswith("## "):
+            current = line[3:].strip()
+            sections[current] = [line]
+        elif current is not None:
+            sections[current].append(line)
+    return rows, sections
+
+
+def results_doc_text(tables_dir: str | os.PathLike, previous: str | None = None
+                     ) -> tuple[str, int]:
+    """The text of docs/RESULTS.md, from the tables ``mlx table SPEC`` wrote to ``tables_dir``.
+
+    ``previous``: the current text of the document. Its sections for tables that are not in
+    ``tables_dir`` (rendered on another machine or from runs not made here) are kept as they
+    are, after the regenerated ones, so regenerating one paper's tables never drops another's.
+    """
     tdir = Path(tables_dir)
     metas = []
     for meta_path in sorted(tdir.glob("*.json")) if tdir.is_dir() else []:
@@ -61,7 +83,10 @@ def results_doc_text(tables_dir: str | os.PathLike) -> tuple[str, int]:
              f"unit of the block heading; {WORSE} marks a cell where we are worse than the paper "
              f"by more than the tolerance, {NP} a setting the paper does not report, and "
              f"{NOT_RUN} a setting we have not run yet.", ""]
-    if not metas:
+    old_rows, old_sections = _previous_sections(previous or "")
+    fresh = {m["title"] for m in metas}
+    kept = [t for t in old_sections if t not in fresh and t in old_rows]
+    if not metas and not kept:
         lines += ["No paper table has been rendered yet: run `make tables` (or `mlx table "
                   "configs/tables/NAME.yaml`), then `mlx results-doc`.", ""]
         return "\n".join(lines), 0
@@ -71,6 +96,7 @@ def results_doc_text(tables_dir: str | os.PathLike) -> tuple[str, int]:
         judged = c.get("within", 0) + c.get("worse", 0)
         lines.append(f"| [{m['title']}](#{_anchor(m['title'])}) | {c.get('within', 0)} of "
                      f"{judged} | `{m.get('command', '')}` |")
+    lines += [old_rows[t] for t in kept]
     lines.append("")
     for m in metas:
         lines += [f"## {m['title']}", "",
@@ -93,7 +119,9 @@ def results_doc_text(tables_dir: str | os.PathLike) -> tuple[str, int]:
         if m["_figures"]:
             lines += ["Figures (PNG and PDF beside the table): "
                       + ", ".join(f"`{tdir.as_posix()}/{f}`" for f in m["_figures"]), ""]
-    return "\n".join(lines).replace("\n\n\n", "\n\n"), len(metas)
+    for t in kept:
+        lines += old_sections[t] + [""]
+    return "\n".join(lines).replace("\n\n\n", "\n\n"), len(metas) + len(kept)
 
 
 def _anchor(title: str) -> str:
@@ -105,6 +133,7 @@ def write_results_doc(tables_dir: str | os.PathLike, output: str | os.PathLike
                       ) -> tuple[Path, int]:
     from mlx.io import atomic_write_text
 
-    text, n = results_doc_text(tables_dir)
+    previous = Path(output).read_text(encoding="utf-8") if Path(output).is_file() else None
+    text, n = results_doc_text(tables_dir, previous)
     atomic_write_text(output, text)
     return Path(output), n

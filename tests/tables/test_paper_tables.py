@@ -421,6 +421,28 @@ def test_results_doc_lists_command_and_machine(small, tmp_path):
     assert r.exit_code == 0 and doc.read_text() == text
 
 
+def test_results_doc_keeps_sections_of_tables_not_rendered_here(small, tmp_path):
+    spec_path, _ = small
+    out = tmp_path / "tables"
+    spec = load_spec(spec_path)
+    write_table(build_table(spec, read_sources(spec)), out, command=f"mlx table {spec_path}")
+    previous = ("# Results\n\n| table | within tolerance | command |\n|---|---|---|\n"
+                "| [Other paper Table 9](#other-paper-table-9) | 3 of 4 | `mlx table o.yaml` |\n"
+                "| [Test table](#test-table) | 0 of 0 | `old` |\n\n"
+                "## Other paper Table 9\n\nRendered elsewhere.\n\n### a block\n\n| x |\n\n"
+                "## Test table\n\nan outdated rendering\n")
+    text, n = results_doc_text(out, previous)
+    assert n == 2
+    assert "| [Other paper Table 9](#other-paper-table-9) | 3 of 4 | `mlx table o.yaml` |" in text
+    assert "## Other paper Table 9\n\nRendered elsewhere.\n\n### a block\n\n| x |" in text
+    assert "an outdated rendering" not in text and "`old`" not in text
+    assert text.index("## Test table") < text.index("## Other paper Table 9")
+    doc = tmp_path / "RESULTS.md"
+    doc.write_text(previous)
+    assert invoke("results-doc", "--tables-dir", out, "-o", doc).exit_code == 0
+    assert doc.read_text() == text
+
+
 def test_results_doc_without_tables(tmp_path):
     text, n = results_doc_text(tmp_path / "none")
     assert n == 0 and "No paper table has been rendered yet" in text
