@@ -7,7 +7,9 @@ Every method is one class in one module of :mod:`mlx.methods`, registered with
 * ``fit(X, Y, *, observed=None)`` validates the parameters, builds its random
   generator from ``random_state`` and sets fitted attributes ending in ``_``;
 * ``decision_function(X)`` scores any row slice, returning a dense
-  ``(n_rows, n_labels)`` float64 array, so the runner can evaluate in batches.
+  ``(n_rows, n_labels)`` float64 array, so the runner can evaluate in batches;
+* an optional fitted ``message_`` (str) is a note about the fit that the runner puts in the
+  cell's message (e.g. classes with no labelled example).
 
 Missing labels: ``observed`` is a sparse ``(n_samples, n_labels)`` matrix whose
 stored entries mark the observed (instance, label) pairs (the set Omega of the

@@ -265,7 +265,10 @@ def _run_cell(cell) -> dict:
             res = _evaluate(method, cell, X, Y, cell.metrics, cell.threshold, data.Y_fit)
             record["results"][split_name] = {m: [_jsonable(v), int(n)] for m, (v, n) in res.items()}
         record["predict_seconds"] = time.perf_counter() - t0
-        record["message"] = _blank_note(method, cell)
+        # A method's own note about this fit (``message_``, e.g. classes without a labelled
+        # example), then the runner's (metrics left blank).
+        notes = [str(getattr(method, "message_", "") or ""), _blank_note(method, cell)]
+        record["message"] = "; ".join(n for n in notes if n)
     except DivergenceError as exc:
         record.update(status="diverged", message=str(exc), results={})
     except MlxError as exc:

@@ -488,3 +488,27 @@ def test_every_candidate_diverging_makes_the_cell_diverged_with_advice(tmp_path,
     assert set(frame["status"]) == {"diverged"}
     assert set(frame["message"]) == {"every candidate of 'select' diverged on the validation "
                                      "split; widen the candidate lists (e.g. larger l2_reg)"}
+
+
+def test_a_methods_fit_note_reaches_the_cell_message(tmp_path):
+    """10% labelled rows of 8 classes: some class has no labelled example; LSVV runs, says
+    so in the cell's message, and its error is finite."""
+    text = """
+    name: note
+    seed: 0
+    dataset:
+      synthetic: {task: multiclass, n_samples: 60, n_test: 40, n_features: 6, n_classes: 8,
+                  seed: 2}
+    split: {test_fraction: 0.3, stratify: false}
+    sweep: {labelled_ratio: [0.1]}
+    methods:
+      - name: lsvv
+        params: {epochs: 1, min_steps: 0}
+    metrics: [error]
+    """
+    _, frame = run(tmp_path, text)
+    test = frame[frame["split"] == "test"]
+    assert set(test["status"]) == {"ok"}
+    message = test["message"].iloc[0]
+    assert "classes have no labelled (observed) positive example" in message, message
+    assert np.isfinite(test["value"]).all()
