@@ -41,7 +41,7 @@ run: data
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not slow" $(PYTEST_ARGS)
-	$(BIN)/mlx validate configs/*.yaml
+	$(BIN)/mlx validate configs/*.yaml configs/lsvv/*.yaml configs/similarity/*.yaml
 	@smoke=$$(mktemp -d) && trap 'rm -rf "$$smoke"' EXIT && \
 	  $(BIN)/mlx run --quiet -o "$$smoke/smoke" configs/smoke.yaml && \
 	  $(BIN)/mlx run --quiet -o "$$smoke/smoke-multiclass" configs/smoke-multiclass.yaml
@@ -54,7 +54,7 @@ smoke: $(STAMP)
 	$(BIN)/mlx run configs/smoke-multiclass.yaml
 
 validate: $(STAMP)
-	$(BIN)/mlx validate configs/*.yaml
+	$(BIN)/mlx validate configs/*.yaml configs/lsvv/*.yaml configs/similarity/*.yaml
 
 mutants: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[mutation]'
