@@ -163,7 +163,7 @@ def test_methods_unknown_name_suggests():
     r = invoke("methods", "lem")
     assert r.exit_code == 2
     assert r.output == ("Error: unknown method 'lem'. Did you mean 'leml'? Available methods: "
-                        "bcs, br, constant, cplst, leml, mom, wsabie\n")
+                        "bcs, br, constant, cplst, landmark, leml, lsvv, mom, wsabie\n")
 
 
 def test_parameter_meanings_parse_numpydoc():
