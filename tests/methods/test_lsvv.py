@@ -486,3 +486,24 @@ def test_small_labelled_sets_get_at_least_min_steps_steps():
     assert long.objective_[-1] < 0.5 * short.objective_[-1]
     big = LSVV(task="multiclass", epochs=3, min_steps=5, batch_size=8, random_state=0).fit(X, Y)
     assert big.n_steps_ == 24                                            # 8 per epoch > 5
+
+
+def test_the_safeguard_keeps_the_best_iterate_and_damps_an_overshooting_step():
+    """Dense linear multi-label data where Algorithm 1's step rule with eps = 1e-2 overshoots:
+    the plain algorithm ends far above the best objective it passed; the safeguard returns
+    the best iterate and halves the steps."""
+    rng = np.random.default_rng(3)
+    X = sp.csr_matrix(rng.random((400, 60)))
+    Y = sp.csr_matrix((rng.random((400, 12)) < 0.3).astype(float))
+    plain = LSVV(safeguard=False, epochs=30, min_steps=0, eps=1.0, random_state=0).fit(X, Y)
+    assert plain.objective_[-1] > 2 * min(plain.objective_)
+    safe = LSVV(epochs=30, min_steps=0, eps=1.0, random_state=0).fit(X, Y)
+    assert safe.n_damped_ >= 1
+    best = min(safe.objective_)
+    assert best < 0.01 * plain.objective_[-1]
+    # the returned weights are the best iterate: objective (11) of W_ (tau_I = tau_S = 0:
+    # summed squared error over rows / n + tau_A ||W||^2) is the lowest recorded
+    R = safe.decision_function(X) - Y.toarray()
+    assert (R ** 2).sum() / X.shape[0] + 1e-6 * (safe.W_ ** 2).sum() == pytest.approx(best,
+                                                                                   rel=1e-10)
+    assert safe.objective_[-1] > best
