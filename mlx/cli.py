@@ -419,6 +419,81 @@ def datasets_convert(target, config, fmt, test, n_labels, n_features, xml, task,
         click.echo(str(path))
 
 
+_SYNTH_OPTIONS = {"scale": "--scale", "dims_scale": "--dims-scale", "seed": "--seed"}
+
+
+def _config_path(path) -> str:
+    """How a config names ``path``: relative to the data search path directory holding it
+    (found from any config), else absolute."""
+    from pathlib import Path
+
+    from mlx.data.paths import search_path
+
+    path = Path(path).resolve()
+    for base in search_path():
+        try:
+            return path.relative_to(Path(base).resolve()).as_posix()
+        except ValueError:
+            continue
+    return str(path)
+
+
+@datasets.command("synth")
+@click.argument("name")
+@click.option("--like", type=click.Choice(["eurlex", "nus-wide", "wiki"]), required=True,
+              help="Published shape (LEML Table 2) to imitate.")
+@click.option("--scale", type=float, default=1.0, show_default=True,
+              help="Multiplies the published numbers of train and test rows.")
+@click.option("--dims-scale", type=float, default=1.0, show_default=True,
+              help="Multiplies the published numbers of features and labels.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Random seed; the same seed writes the same bytes.")
+@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False), required=True,
+              help="Directory for NAME-train.txt and NAME-test.txt.")
+def datasets_synth(name, like, scale, dims_scale, seed, out_dir):
+    """Write a synthetic XMC-shaped dataset NAME (Extreme Classification Repository format).
+
+    Rows follow the shape statistics of LEML Table 2 for --like (eurlex, nus-wide or wiki),
+    with power-law feature and label frequencies and labels planted through a low-rank map
+    of the features (mlx/data/xmc_synth.py). Prints the 'dataset:' block for a config.
+    A request that would not fit in memory or on disk is refused before anything is written.
+    """
+    from pathlib import Path
+
+    import yaml
+
+    from mlx.data.xmc_synth import check_resources, synth_spec, write_synth
+    from mlx.errors import ConfigError
+    from mlx.runner.output import probe_output, remove_created
+
+    if not name or any(c in name for c in "/\\") or name.startswith(".") or name != name.strip():
+        raise click.UsageError(f"NAME must be a plain file name prefix (no '/', no leading "
+                               f"'.'); got {name!r}")
+    try:
+        spec = synth_spec(like, scale, seed, dims_scale=dims_scale)
+    except ConfigError as exc:
+        raise ConfigError(None, _SYNTH_OPTIONS.get(exc.key_path, exc.key_path),
+                          exc.message) from None
+    check_resources(spec, purpose="files", out_dir=out_dir)
+    created = probe_output(out_dir)
+    try:
+        written = write_synth(spec, out_dir, name, check=False)
+    except BaseException:
+        remove_created(created)
+        raise
+    click.echo(f"{name}: {spec.describe()}")
+    for info in written.values():
+        click.echo(f"{info['path']}: {info['n']} rows, {info['avg_features']:.2f} features "
+                   f"and {info['avg_labels']:.2f} labels per row")
+    block = {"name": name, "format": "xc", "train": _config_path(written["train"]["path"]),
+             "test": _config_path(written["test"]["path"])}
+    flow = yaml.safe_dump(block, default_flow_style=True, sort_keys=False, width=10**6).strip()
+    click.echo(f"dataset: {flow}")
+    if not Path(block["train"]).is_absolute():
+        click.echo("(paths relative to the data search path: MLX_DATA_PATH, ./datasets or "
+                   "~/.cache/mlx/datasets)", err=True)
+
+
 def _add_table_commands() -> None:
     from mlx.tables.cli import compare, plot, results_doc, table
 
