@@ -54,7 +54,8 @@ smoke: $(STAMP)
 	$(BIN)/mlx run configs/smoke-multiclass.yaml
 
 validate: $(STAMP)
-	$(BIN)/mlx validate configs/*.yaml configs/lsvv/*.yaml configs/similarity/*.yaml
+	$(BIN)/mlx validate configs/*.yaml configs/lsvv/*.yaml configs/similarity/*.yaml \
+	  configs/leml-table4-synth/*.yaml
 
 mutants: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[mutation]'

@@ -271,6 +271,11 @@ def _synthetic(spec: DatasetSpec) -> Split:
 
     params = dict(spec.params)
     task = params.pop("task")
+    if spec.format == "xmc":
+        from mlx.data.xmc_synth import generate, synth_spec
+
+        like, scale, seed = params.pop("like"), params.pop("scale"), params.pop("seed")
+        return generate(synth_spec(like, scale, seed, **params), name=spec.name)
     make = make_low_rank_multilabel if task == "multilabel" else make_multiclass
     return make(**params, name=spec.name)
 

@@ -314,6 +314,8 @@ def _from_synthetic(node: dict, source, key_path) -> DatasetSpec:
     if not isinstance(params, dict):
         raise ConfigError(source, kp, f"must be a mapping of generator parameters. "
                                       f"Got {params!r} instead.")
+    if "like" in params:
+        return _from_xmc_synthetic(node, params, source, key_path)
     task = params.get("task", "multilabel")
     if task not in _SYNTH_KEYS:
         raise ConfigError(source, f"{kp}.task", f"must be 'multilabel' or 'multiclass'. "
@@ -335,6 +337,35 @@ def _from_synthetic(node: dict, source, key_path) -> DatasetSpec:
                        source=source, key_path=key_path)
 
 
+_XMC_KEYS = ("like", "scale", "dims_scale", "seed")
+
+
+def _from_xmc_synthetic(node: dict, params: dict, source, key_path) -> DatasetSpec:
+    """``{synthetic: {like: eurlex, scale, dims_scale, seed}}``: an XMC-shaped problem of
+    :mod:`mlx.data.xmc_synth`, generated in memory (the same data ``mlx datasets synth``
+    writes to files)."""
+    from mlx.data.xmc_synth import SynthTooLargeError, check_resources, synth_spec
+
+    kp = f"{key_path}.synthetic"
+    check_keys(params, _XMC_KEYS, kp, source)
+    try:
+        spec = synth_spec(params["like"], params.get("scale", 1.0), params.get("seed", 0),
+                          dims_scale=params.get("dims_scale", 1.0))
+        check_resources(spec, purpose="memory")
+    except SynthTooLargeError as exc:
+        raise ConfigError(source, kp, exc.message) from None
+    except ConfigError as exc:
+        key = "like" if exc.key_path == "--like" else exc.key_path
+        raise ConfigError(source, f"{kp}.{key}", exc.message) from None
+    name = _check_str(node["name"], f"{key_path}.name", source) if "name" in node \
+        else f"{spec.like}-synth"
+    values = (("like", spec.like), ("scale", spec.scale), ("dims_scale", spec.dims_scale),
+              ("seed", spec.seed))
+    return DatasetSpec(name=name, kind="synthetic", format="xmc", task="multilabel",
+                       params=(("task", "multilabel"),) + values, source=source,
+                       key_path=key_path)
+
+
 def resolve_dataset(node, *, source: str | None = None, key_path: str = "dataset") -> DatasetSpec:
     """Validate a config's ``dataset:`` value and turn it into a :class:`DatasetSpec`.
 
@@ -354,6 +385,7 @@ def resolve_dataset(node, *, source: str | None = None, key_path: str = "dataset
                      positive_fraction, label_noise, seed}, name: NAME}
         {synthetic: {task: multiclass, n_samples, n_test, n_features, n_classes, class_sep,
                      seed}}
+        {synthetic: {like: eurlex|nus-wide|wiki, scale, dims_scale, seed}}   # XMC-shaped
 
     A file spec may set ``task`` to any task its format can be read as (:data:`FORMAT_TASKS`);
     the format's options are listed in :data:`FORMAT_OPTIONS` (``csv``: ``sep``, one character,

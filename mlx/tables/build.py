@@ -296,8 +296,8 @@ def _our_rows(ours: pd.DataFrame, spec: TableSpec, series: Series, key: dict) ->
         f = f[f["rank_ratio"].isna() | ((f["rank_ratio"] - key["k_over_L"]).abs() < _EPS)]
     if "observed" in key:
         f = f[(f["observed_ratio"] - key["observed"]).abs() < _EPS]
-    if "k" in key:
-        f = f[(f["rank"] - key["k"]).abs() < _EPS]
+    if "k" in key:  # likewise every absolute rank
+        f = f[f["rank"].isna() | ((f["rank"] - key["k"]).abs() < _EPS)]
     return f
 
 

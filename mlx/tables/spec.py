@@ -432,9 +432,12 @@ def check_spec(spec: TableSpec) -> list[str]:
             continue
         absent = find_files(cfg.dataset)
         if absent:
+            how = (f"run 'mlx datasets fetch {cfg.dataset.name}' or put the files on "
+                   f"MLX_DATA_PATH" if cfg.dataset.kind == "registry" else
+                   f"put those files under ./datasets or a directory on MLX_DATA_PATH; {c} says "
+                   f"where they come from")
             missing.append(f"{c}: data for {cfg.dataset.name!r} not found: {', '.join(absent)} "
-                           f"(run 'mlx datasets fetch {cfg.dataset.name}' or put the files on "
-                           f"MLX_DATA_PATH)")
+                           f"({how})")
     for m in _as_list(spec.needs.get("methods")):
         if m not in METHODS.names():
             missing.append(f"method {m!r} is not implemented yet (mlx/methods/{m}.py)")

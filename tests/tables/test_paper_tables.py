@@ -484,3 +484,36 @@ def test_a_baseline_without_published_values_appears_in_every_variant(tmp_path):
     assert cells[2].startswith("1.45e-02") and cells[2].endswith("/ n/p")
     assert cells[1].startswith("6.10e-03") and "/ 6.20e-03" in cells[1]
     assert cells[3].startswith("6.90e-03") and "/ 6.00e-03" in cells[3]
+
+
+def test_a_method_without_a_rank_appears_at_every_absolute_rank(tmp_path):
+    """Rows by absolute rank k (LEML Table 4): the constant, which has no rank, fills every k;
+    a ranked method only its own."""
+    def krow(label, method, rank, value):
+        return dict(run_id="r1", cell_id=f"{label}-{rank}", experiment="t",
+                    dataset="eurlex-synth", method=method, label=label, params="{}",
+                    rank=rank, observed_ratio=1.0, repetition=0, split="test", metric="p@1",
+                    value=value, status="ok", fit_seconds=1.0)
+
+    rows = [krow("constant", "constant", None, 0.06), krow("LEML-SQ", "leml", 250, 0.66)]
+    res = write_results(tmp_path / "res", rows)
+    spec = tmp_path / "s.yaml"
+    spec.write_text(textwrap.dedent(f"""
+        title: T
+        paper: leml
+        tables: [4]
+        results: [{res}]
+        series:
+          - {{name: constant, paper: none, ours: {{method: constant}}}}
+          - {{name: LEML-SQ, paper: none, ours: {{method: leml}}}}
+        axes: {{k: [250, 500]}}
+        layout: {{blocks: [metric], rows: [dataset, k], columns: [series]}}
+        metrics:
+          p@1: {{tolerance: null}}
+        """))
+    s = load_spec(spec)
+    md = render_markdown(build_table(s, read_sources(s)))
+    lines = [l for l in md.splitlines() if l.startswith("| eurlex-synth") or l.startswith("|  |")]
+    cells = [[c.strip() for c in l.strip("|").split("|")][2:] for l in lines]
+    assert cells[0][0].startswith("6.00") and cells[0][1].startswith("66.00")
+    assert cells[1][0].startswith("6.00") and cells[1][1].startswith("—")
