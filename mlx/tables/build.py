@@ -276,9 +276,9 @@ def _published_value(pub: pd.DataFrame, spec: TableSpec, series: Series, key: di
         mask &= pub["loss"] == series.paper["loss"]
     if "variant" in key:
         mask &= pub["variant"] == key["variant"]
-    for axis in NUMERIC_AXES:
+    for axis in NUMERIC_AXES:  # a published value that leaves an axis open fits any value
         if axis in key:
-            mask &= (pub[axis] - key[axis]).abs() < _EPS
+            mask &= pub[axis].isna() | ((pub[axis] - key[axis]).abs() < _EPS)
     rows = pub[mask]
     if not len(rows):
         return None

@@ -517,3 +517,26 @@ def test_a_method_without_a_rank_appears_at_every_absolute_rank(tmp_path):
     cells = [[c.strip() for c in l.strip("|").split("|")][2:] for l in lines]
     assert cells[0][0].startswith("6.00") and cells[0][1].startswith("66.00")
     assert cells[1][0].startswith("6.00") and cells[1][1].startswith("—")
+
+
+def test_a_published_value_without_a_rank_fits_any_rank_the_spec_fixes(tmp_path):
+    """MoM Table 3 gives training times with no K: fixing k in the spec keeps them."""
+    rows = [dict(run_id="r1", cell_id="m", experiment="t", dataset="bibtex", method="mom",
+                 label="MoM", params="{}", rank=150, observed_ratio=1.0, repetition=0,
+                 split="test", metric="auc", value=0.86, status="ok", fit_seconds=4.5)]
+    res = write_results(tmp_path / "res", rows)
+    spec = tmp_path / "s.yaml"
+    spec.write_text(textwrap.dedent(f"""
+        title: T
+        paper: mom
+        tables: ["3"]
+        results: [{res}]
+        series: [MoM]
+        axes: {{dataset: [bibtex], k: [150]}}
+        layout: {{blocks: [metric], rows: [dataset], columns: [series]}}
+        metrics:
+          fit_seconds: {{tolerance: null, format: ".2f"}}
+        """))
+    s = load_spec(spec)
+    md = render_markdown(build_table(s, read_sources(s)))
+    assert "| bibtex | 4.50 / 300.00 (-295.50) |" in md
