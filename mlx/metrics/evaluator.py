@@ -19,6 +19,7 @@ from mlx.metrics.functions import (
     _dense_targets,
     _row_ids,
     _top_k,
+    auc_from_rank_sums,
 )
 from mlx.metrics.names import MetricSpec, parse_metric
 
@@ -63,15 +64,7 @@ def _auc_by_counting(Y: sp.csr_matrix, scores: np.ndarray, degenerate: str) -> n
         below = np.count_nonzero(block < s, axis=1)
         equal = np.count_nonzero(block == s, axis=1)
         ranks[a:b] = below + (equal + 1) / 2
-    rank_sum = np.bincount(rows, weights=ranks, minlength=n)
-    n_pos = np.diff(Y.indptr).astype(np.float64)
-    n_neg = L - n_pos
-    pairs = n_pos * n_neg
-    u = rank_sum - n_pos * (n_pos + 1) / 2
-    out = np.full(n, np.nan if degenerate == "skip" else 0.0)
-    ok = pairs > 0
-    out[ok] = u[ok] / pairs[ok]
-    return out
+    return auc_from_rank_sums(Y, L, np.bincount(rows, weights=ranks, minlength=n), degenerate)
 
 
 class Evaluator:

@@ -282,11 +282,16 @@ def _auc(Y, scores, degenerate):
 
     ranks = rankdata(scores, method="average", axis=1)
     rank_sum = np.bincount(rows, weights=ranks[rows, Y.indices], minlength=n)
+    return auc_from_rank_sums(Y, L, rank_sum, degenerate)
+
+
+def auc_from_rank_sums(Y, n_labels: int, rank_sum: np.ndarray, degenerate: str) -> np.ndarray:
+    """Per-row AUC from each row's sum of its positives' average ranks (Mann-Whitney U over
+    the positive-negative pairs); rows without a pair are NaN (``skip``) or 0."""
     n_pos = np.diff(Y.indptr).astype(np.float64)
-    n_neg = L - n_pos
-    pairs = n_pos * n_neg
+    pairs = n_pos * (n_labels - n_pos)
     u = rank_sum - n_pos * (n_pos + 1) / 2
-    out = np.full(n, np.nan if degenerate == "skip" else 0.0)
+    out = np.full(Y.shape[0], np.nan if degenerate == "skip" else 0.0)
     ok = pairs > 0
     out[ok] = u[ok] / pairs[ok]
     return out
