@@ -448,6 +448,15 @@ def test_results_doc_without_tables(tmp_path):
     assert n == 0 and "No paper table has been rendered yet" in text
 
 
+def render_rows(tmp_path, rows, spec_body: str) -> str:
+    """Markdown of a spec (``title: T`` plus ``spec_body``) over ``rows`` written as results."""
+    res = write_results(tmp_path / "res", rows)
+    spec = tmp_path / "s.yaml"
+    spec.write_text(f"title: T\nresults: [{res}]\n" + textwrap.dedent(spec_body))
+    s = load_spec(spec)
+    return render_markdown(build_table(s, read_sources(s)))
+
+
 def test_a_baseline_without_published_values_appears_in_every_variant(tmp_path):
     """`paper: none` series (the constant) and the variant rule for rows without one."""
     def srow(label, method, params, value, rep):
@@ -460,23 +469,17 @@ def test_a_baseline_without_published_values_appears_in_every_variant(tmp_path):
     for sim, v in (("sigmoid", 0.0061), ("manhattan", 0.0069)):
         rows += [srow("RegLand-Sp", "landmark", {"model": "regland_sp", "similarity": sim}, v, r)
                  for r in (0, 1)]
-    res = write_results(tmp_path / "res", rows)
-    spec = tmp_path / "s.yaml"
-    spec.write_text(textwrap.dedent(f"""
-        title: T
+    md = render_rows(tmp_path, rows, """
         paper: similarity
         tables: ["1"]
-        results: [{res}]
         series:
-          - {{name: constant, paper: none, ours: {{method: constant}}}}
+          - {name: constant, paper: none, ours: {method: constant}}
           - RegLand-Sp
-        axes: {{dataset: [abalone]}}
-        layout: {{blocks: [metric], rows: [dataset], columns: [variant, series]}}
+        axes: {dataset: [abalone]}
+        layout: {blocks: [metric], rows: [dataset], columns: [variant, series]}
         metrics:
-          mse: {{tolerance: null, format: ".2e"}}
-        """))
-    s = load_spec(spec)
-    md = render_markdown(build_table(s, read_sources(s)))
+          mse: {tolerance: null, format: ".2e"}
+        """)
     line = next(l for l in md.splitlines() if l.startswith("| abalone"))
     cells = [c.strip() for c in line.strip("|").split("|")][1:]
     # sigmoid: constant, RegLand-Sp; manhattan: constant, RegLand-Sp
@@ -496,23 +499,17 @@ def test_a_method_without_a_rank_appears_at_every_absolute_rank(tmp_path):
                     value=value, status="ok", fit_seconds=1.0)
 
     rows = [krow("constant", "constant", None, 0.06), krow("LEML-SQ", "leml", 250, 0.66)]
-    res = write_results(tmp_path / "res", rows)
-    spec = tmp_path / "s.yaml"
-    spec.write_text(textwrap.dedent(f"""
-        title: T
+    md = render_rows(tmp_path, rows, """
         paper: leml
         tables: [4]
-        results: [{res}]
         series:
-          - {{name: constant, paper: none, ours: {{method: constant}}}}
-          - {{name: LEML-SQ, paper: none, ours: {{method: leml}}}}
-        axes: {{k: [250, 500]}}
-        layout: {{blocks: [metric], rows: [dataset, k], columns: [series]}}
+          - {name: constant, paper: none, ours: {method: constant}}
+          - {name: LEML-SQ, paper: none, ours: {method: leml}}
+        axes: {k: [250, 500]}
+        layout: {blocks: [metric], rows: [dataset, k], columns: [series]}
         metrics:
-          p@1: {{tolerance: null}}
-        """))
-    s = load_spec(spec)
-    md = render_markdown(build_table(s, read_sources(s)))
+          p@1: {tolerance: null}
+        """)
     lines = [l for l in md.splitlines() if l.startswith("| eurlex-synth") or l.startswith("|  |")]
     cells = [[c.strip() for c in l.strip("|").split("|")][2:] for l in lines]
     assert cells[0][0].startswith("6.00") and cells[0][1].startswith("66.00")
@@ -524,19 +521,13 @@ def test_a_published_value_without_a_rank_fits_any_rank_the_spec_fixes(tmp_path)
     rows = [dict(run_id="r1", cell_id="m", experiment="t", dataset="bibtex", method="mom",
                  label="MoM", params="{}", rank=150, observed_ratio=1.0, repetition=0,
                  split="test", metric="auc", value=0.86, status="ok", fit_seconds=4.5)]
-    res = write_results(tmp_path / "res", rows)
-    spec = tmp_path / "s.yaml"
-    spec.write_text(textwrap.dedent(f"""
-        title: T
+    md = render_rows(tmp_path, rows, """
         paper: mom
         tables: ["3"]
-        results: [{res}]
         series: [MoM]
-        axes: {{dataset: [bibtex], k: [150]}}
-        layout: {{blocks: [metric], rows: [dataset], columns: [series]}}
+        axes: {dataset: [bibtex], k: [150]}
+        layout: {blocks: [metric], rows: [dataset], columns: [series]}
         metrics:
-          fit_seconds: {{tolerance: null, format: ".2f"}}
-        """))
-    s = load_spec(spec)
-    md = render_markdown(build_table(s, read_sources(s)))
+          fit_seconds: {tolerance: null, format: ".2f"}
+        """)
     assert "| bibtex | 4.50 / 300.00 (-295.50) |" in md
