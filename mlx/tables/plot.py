@@ -499,10 +499,9 @@ def plot_results(frame: pd.DataFrame, *, x: str, metric: str, out_dir, paper: st
             continue
         from matplotlib.lines import Line2D
 
-        if leml or pub_drawn:
+        if pub_drawn:   # "ours (solid)" only beside a dashed published line
             handles.append(Line2D([], [], color="0.2", linestyle="-", marker="o",
                                   label="ours (solid)"))
-        if pub_drawn:
             handles.append(Line2D([], [], color="0.2", linestyle="--", marker="o",
                                   markerfacecolor="none",
                                   label=f"published, {paper.upper()} (dashed)"))

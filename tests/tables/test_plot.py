@@ -398,3 +398,29 @@ def test_rank_axis_overlays_published_k(tmp_path):
     paths = plot_results(_frame(recs), x="rank", metric="p@1", out_dir=tmp_path, paper="leml")
     assert _names(paths) == ["eurlex-p1-vs-rank.pdf", "eurlex-p1-vs-rank.png"]
     _assert_figures(paths)
+
+
+def _legend_texts(monkeypatch):
+    """Record the legend entries of every figure plot_results saves."""
+    from matplotlib.figure import Figure
+
+    seen, save = [], Figure.savefig
+
+    def spy(fig, path, *args, **kwargs):
+        if str(path).endswith(".png"):
+            seen.append([t.get_text() for ax in fig.axes if ax.get_legend()
+                         for t in ax.get_legend().get_texts()])
+        return save(fig, path, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", spy)
+    return seen
+
+
+def test_legend_says_ours_solid_only_beside_a_published_line(tmp_path, monkeypatch):
+    seen = _legend_texts(monkeypatch)
+    plot_results(_rows(), x="rank_ratio", metric="p@1", out_dir=tmp_path / "none", paper="none")
+    assert seen and all(texts == ["LEML-SQ", "BR-LR (no rank)"] for texts in seen)
+    seen.clear()
+    plot_results(_rows(), x="rank_ratio", metric="p@1", out_dir=tmp_path / "leml", paper="leml")
+    assert any("ours (solid)" in texts and "published, LEML (dashed)" in texts
+               for texts in seen)
