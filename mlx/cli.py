@@ -243,11 +243,15 @@ def datasets_list():
     """List the registered datasets and whether their files are present."""
     from mlx.data.catalog import dataset_info, find_files, list_datasets, resolve_dataset
 
+    rows = [("name", "task", "format", "files")]
     for name in list_datasets():
         entry = dataset_info(name)
         missing = find_files(resolve_dataset(name, source=None))
         state = "present" if not missing else "not present (mlx datasets fetch " + name + ")"
-        click.echo(f"{name:14s} {entry.get('task', ''):11s} {entry.get('format', ''):18s} {state}")
+        rows.append((name, entry.get("task", ""), entry.get("format", ""), state))
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]   # columns as wide as the longest
+    for row in rows:
+        click.echo("  ".join(f"{t:{w}s}" for t, w in zip(row, widths)) + "  " + row[3])
 
 
 _FILE_OPTIONS = {"test": "--test", "n_labels": "--n-labels", "n_features": "--n-features",

@@ -1,5 +1,6 @@
 """End-to-end CLI behaviour: exit codes and the exact one-line errors users see."""
 
+import re
 import textwrap
 
 import pytest
@@ -345,3 +346,17 @@ def test_validate_missing_user_file_has_no_fetch_advice(tmp_path, monkeypatch):
     assert r.output == (f"Error: no/such-train.arff: file not found (config key dataset.train in "
                         f"{p}); looked in {tmp_path} (paths are relative to the config file) and "
                         f"on the data path ({describe_search_path()})\n")
+
+
+def test_datasets_list_has_a_header_and_aligned_columns(monkeypatch, tmp_path):
+    monkeypatch.setenv("MLX_DATA_PATH", str(tmp_path))      # nothing present
+    monkeypatch.setenv("MLX_HOME", str(tmp_path / "home"))
+    result = invoke("datasets", "list")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].split() == ["name", "task", "format", "files"]
+    longest = max((ln.split()[0] for ln in lines[1:]), key=len)
+    assert len(longest) > 14             # a long name (wine-quality-white) no longer overflows
+    starts = {tuple(m.start() for m in re.finditer(r"\S+", ln))[1:3] for ln in lines}
+    assert len(starts) == 1              # task and format start in the same column on every line
+    assert lines[1].endswith("not present (mlx datasets fetch " + lines[1].split()[0] + ")")
