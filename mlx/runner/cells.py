@@ -346,8 +346,12 @@ def _terminate(pool: ProcessPoolExecutor) -> None:
             proc.join(1.0)
 
 
-def run_cells(cells, *, jobs: int, on_done, blas_threads: int | None = None) -> None:
+def run_cells(cells, *, jobs: int, on_done, blas_threads: int | None = None,
+              on_start=None) -> None:
     """Run ``cells``; call ``on_done(cell, record)`` in the parent as each finishes.
+
+    ``on_start(cell)``, if given, is called as each cell is handed to a worker (or, with one
+    job, just before it runs here); the pool runs them first in, first out.
 
     With ``jobs == 1`` cells run in this process. Otherwise a pool of ``jobs`` spawned
     workers, each with BLAS pinned to ``blas_threads`` (default 1), is fed at most
@@ -357,6 +361,8 @@ def run_cells(cells, *, jobs: int, on_done, blas_threads: int | None = None) -> 
     """
     if jobs <= 1 or len(cells) <= 1:
         for cell in cells:
+            if on_start is not None:
+                on_start(cell)
             on_done(cell, run_cell(cell))
         return
     threads = blas_threads or BLAS_THREADS_PER_CELL
@@ -375,6 +381,8 @@ def run_cells(cells, *, jobs: int, on_done, blas_threads: int | None = None) -> 
                 if cell is None:
                     return
                 pending[pool.submit(run_cell, cell)] = cell
+                if on_start is not None:
+                    on_start(cell)
 
         fill()
         while pending:

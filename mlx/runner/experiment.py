@@ -17,6 +17,7 @@ from mlx.config import Config
 from mlx.errors import ConfigError, Interrupted
 from mlx.io import atomic_write_text
 from mlx.runner.cells import run_cells, stop_on_signals
+from mlx.runner.progress import Progress
 from mlx.runner.output import OutputLock, probe_output, remove_created
 from mlx.runner.results import (CellStore, records_to_frame, render_tables,
                                 system_info, write_manifest, write_results)
@@ -49,12 +50,21 @@ def _echo(msg: str, quiet: bool) -> None:
         tqdm.write(msg)
 
 
+def resume_hint(force: bool) -> str:
+    """How to resume: the same command, but without --force (which would recompute all)."""
+    if force:
+        return "to resume, run the same command without --force (with it, every cell is " \
+               "recomputed)"
+    return "run the same command again to resume"
+
+
 def run_experiment(config: Config, *, jobs: int | None = None, force: bool = False,
                    output: str | None = None, only: str | None = None,
                    quiet: bool = False, progress: bool = True,
                    wait: bool = False, backend: str | None = None,
                    scheduler: str | None = None, ship_data: bool | None = None,
-                   scheduler_timeout: float = 10.0) -> RunSummary:
+                   scheduler_timeout: float = 10.0,
+                   heartbeat: float | None = None) -> RunSummary:
     """Run every cell of ``config`` not already finished under its output directory.
 
     The output directory is checked writable and locked (``wait``: until another run on it
@@ -96,19 +106,18 @@ def run_experiment(config: Config, *, jobs: int | None = None, force: bool = Fal
         with OutputLock(out, wait=wait), stop_on_signals():
             return _run_locked(config, out, all_cells, cells, jobs=jobs, force=force,
                                only=only, quiet=quiet, progress=progress, kept=kept,
-                               runner=runner)
+                               runner=runner, heartbeat=heartbeat)
     except Interrupted as exc:
         raise Interrupted(exc.signum, f"interrupted by {signal.Signals(exc.signum).name}: "
                                       f"{kept['n']} cell(s) finished in this run are kept in "
-                                      f"{out}/cells; run the same command again to resume") \
-            from None
+                                      f"{out}/cells; {resume_hint(force)}") from None
     finally:
         if not kept["n"]:
             remove_created(created)
 
 
 def _run_locked(config, out: Path, all_cells, cells, *, jobs, force, only, quiet, progress,
-                kept, runner) -> RunSummary:
+                kept, runner, heartbeat=None) -> RunSummary:
     jobs = jobs or config.jobs or default_jobs()
     jobs = max(1, min(jobs, len(cells) or 1))
     store = CellStore(out)
@@ -143,8 +152,8 @@ def _run_locked(config, out: Path, all_cells, cells, *, jobs, force, only, quiet
     # Heavy cells first keeps the pool busy to the end (rank and label count grow cost).
     todo.sort(key=lambda c: (-(c.rank_ratio or 0.0), c.order))
 
-    bar = tqdm(total=len(todo), desc=config.name, unit="cell",
-               disable=not progress or not todo, leave=False)
+    tracker = Progress(len(todo), quiet=quiet, bar=progress, desc=config.name,
+                       jobs=None if runner["backend"] == "dask" else jobs, heartbeat=heartbeat)
     errors = []
 
     def on_done(cell, record):
@@ -161,8 +170,7 @@ def _run_locked(config, out: Path, all_cells, cells, *, jobs, force, only, quiet
                 errors.append((cell, record))
                 if record.get("traceback"):
                     log.debug("cell %s failed:\n%s", cell.cell_id(), record["traceback"])
-        _echo(line, quiet)
-        bar.update(1)
+        tracker.finished(cell, line)
 
     from mlx.runner.cells import BLAS_THREADS_PER_CELL
 
@@ -174,9 +182,10 @@ def _run_locked(config, out: Path, all_cells, cells, *, jobs, force, only, quiet
             run_cells_dask(todo, on_done=on_done, scheduler=runner["scheduler"], jobs=jobs,
                            ship_data=runner["ship_data"], timeout=runner["timeout"])
         else:
-            run_cells(todo, jobs=jobs, on_done=on_done, blas_threads=blas)
+            run_cells(todo, jobs=jobs, on_done=on_done, blas_threads=blas,
+                      on_start=tracker.dispatched)
     finally:
-        bar.close()
+        tracker.close()
 
     run_id = time.strftime("%Y%m%d-%H%M%S", time.gmtime(started)) + "-" + \
         hashlib.sha256(canonical_json(config.resolved()).encode()).hexdigest()[:8]

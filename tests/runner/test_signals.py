@@ -52,12 +52,15 @@ def _alive(pid: int) -> bool:
     return "State:\tZ" not in status
 
 
-@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
-def test_signal_stops_a_two_job_sweep_and_keeps_finished_cells(tmp_path, sig, code):
+@pytest.mark.parametrize("sig, code, force", [(signal.SIGTERM, 143, False),
+                                               (signal.SIGINT, 130, True)])
+def test_signal_stops_a_two_job_sweep_and_keeps_finished_cells(tmp_path, sig, code, force):
     cfg = tmp_path / "slow.yaml"
     cfg.write_text(textwrap.dedent(SLOW))
     out = tmp_path / "o"
     cmd = [sys.executable, "-m", "mlx", "run", "-q", "-j", "2", "-o", str(out), str(cfg)]
+    if force:   # then the same command would recompute everything: the hint drops --force
+        cmd.insert(4, "--force")
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
     cells = out / "cells"
@@ -82,7 +85,9 @@ def test_signal_stops_a_two_job_sweep_and_keeps_finished_cells(tmp_path, sig, co
     name = signal.Signals(sig).name
     assert err.strip().splitlines()[-1] == (
         f"mlx: interrupted by {name}: {kept} cell(s) finished in this run are kept in "
-        f"{out}/cells; run the same command again to resume")
+        f"{out}/cells; " + ("to resume, run the same command without --force (with it, "
+                            "every cell is recomputed)" if force else
+                            "run the same command again to resume"))
     assert "Traceback" not in err
     assert not list(cells.glob(".*.tmp"))
     if sig != signal.SIGTERM:
