@@ -499,9 +499,9 @@ def datasets_synth(name, like, scale, dims_scale, seed, out_dir):
 
 
 def _add_table_commands() -> None:
-    from mlx.tables.cli import compare, plot, results_doc, table
+    from mlx.tables.cli import compare, plot, report, results_doc, table
 
-    for command in (table, compare, plot, results_doc):
+    for command in (table, compare, plot, results_doc, report):
         cli.add_command(command)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-__all__ = ["table", "compare", "plot", "results_doc"]
+__all__ = ["table", "compare", "plot", "results_doc", "report"]
 
 DEFAULT_TABLES_DIR = "results/tables"
 
@@ -243,3 +243,31 @@ def results_doc(tables_dir, output):
 
     path, n = write_results_doc(tables_dir, output)
     click.echo(f"wrote {path} ({n} table{'s' if n != 1 else ''})")
+
+
+@click.command()
+@click.argument("targets", nargs=-1, required=True, type=click.Path())
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="The HTML file to write (default: report.html in the first results "
+                   f"directory, or {DEFAULT_TABLES_DIR}/report.html for table specs).")
+@click.option("--title", default=None, help="The page title (default: from the targets).")
+def report(targets, output, title):
+    """Write one self-contained HTML page for runs and paper tables.
+
+    TARGETS are results directories (or results.csv files) and table specs
+    (configs/tables/NAME.yaml). The page holds each run's configuration and manifest,
+    sortable and filterable result tables, interactive figures (every metric against
+    k/L or K, the observed and labelled ratios and grid parameters, each repetition as a
+    point), the comparison with a paper where it applies, and the skipped and failed
+    cells with their reasons. It needs no network: the scripts are written into it.
+    """
+    from mlx.report import write_report
+
+    if output is None:
+        first = Path(targets[0])
+        output = (Path(DEFAULT_TABLES_DIR) / "report.html" if _is_spec(targets[0])
+                  else (first if first.is_dir() else first.parent) / "report.html")
+    stats = write_report(list(targets), output, title=title)
+    click.echo(f"wrote {stats['path']} ({stats['bytes'] / 1e6:.1f} MB: {stats['specs']} "
+               f"table(s), {stats['runs']} run(s), {stats['figures']} figure(s), "
+               f"{stats['comparisons']} paper comparison(s))")

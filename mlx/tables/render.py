@@ -17,7 +17,8 @@ from mlx.tables.build import NOT_RUN, NP, WORSE, TableCell, RenderedTable, Sourc
 from mlx.tables.published import paper_name
 from mlx.tables.spec import AXES, AXIS_TITLES, NUMERIC_AXES, fmt_axis
 
-__all__ = ["render_markdown", "render_csv", "render_latex", "write_table", "summary_line"]
+__all__ = ["render_markdown", "render_csv", "render_latex", "render_html", "write_table",
+           "summary_line"]
 
 
 def _column_titles(table: RenderedTable) -> list[str]:
@@ -122,6 +123,46 @@ def render_markdown(table: RenderedTable, *, heading_level: int = 1) -> str:
     if table.sources:
         lines += ["Results:", ""] + [_source_line(s) for s in table.sources] + [""]
     return "\n".join(lines)
+
+
+def render_html(table: RenderedTable) -> str:
+    """The table's blocks as HTML tables (``mlx report``): the cells as in Markdown, each
+    ``<td>`` with its state as a class (``worse``, ``ok``, ``n/p``, ...) and its numbers as
+    data attributes, then the legend and the summary line."""
+    from html import escape
+
+    col_titles = _column_titles(table)
+    row_heads = [AXIS_TITLES[a] for a in table.row_axes]
+    out = []
+    for block in table.blocks:
+        tables = ", ".join(block.tables)
+        paper = paper_name(table.spec.paper)
+        src = f" — {paper} Table{'s' if len(block.tables) > 1 else ''} {tables}" if tables else ""
+        if block.title or src:
+            out.append(f"<h4>{escape(block.title or 'values')}{escape(src)}</h4>")
+        keep = [j for j in range(len(col_titles))
+                if any(cells[j].state != "empty" for _, cells in block.rows)]
+        out.append('<table class="results sortable">')
+        out.append("<thead><tr>" + "".join(f"<th>{escape(t)}</th>" for t in row_heads)
+                   + "".join(f'<th class="num">{escape(col_titles[j])}</th>' for j in keep)
+                   + "</tr></thead><tbody>")
+        for texts, (_, cells) in zip(_row_titles(table, block.rows), block.rows):
+            tds = "".join(f"<td>{escape(t)}</td>" for t in texts)
+            for j in keep:
+                c = cells[j]
+                state = "np" if c.state == NP else c.state.replace(" ", "-")
+                data = "".join(f' data-{k}="{v:.6g}"' for k, v in (
+                    ("ours", c.ours), ("published", c.published), ("diff", c.diff))
+                    if v is not None)
+                tds += f'<td class="num state-{escape(state)}"{data}>{escape(c.text())}</td>'
+            out.append(f"<tr>{tds}</tr>")
+        out.append("</tbody></table>")
+    if not table.blocks:
+        out.append("<p>No cells: neither published values nor results match this spec.</p>")
+    out.append(f'<p class="legend">{escape(_legend(table))}</p>')
+    summary = summary_line(table).replace("**", "")
+    out.append(f'<p class="summary">{escape(summary)}</p>')
+    return "\n".join(out)
 
 
 def render_csv(table: RenderedTable) -> str:
