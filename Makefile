@@ -13,12 +13,13 @@ PYTEST_ARGS ?=
 .DEFAULT_GOAL := help
 include tables.mk
 
-.PHONY: run test test-all smoke validate bench mutants install data clean help
+.PHONY: run test test-all test-browser smoke validate bench mutants install data clean help
 
 help:
 	@echo "make run       run configs/bibtex.yaml (installs into $(VENV), finds or fetches bibtex)"
 	@echo "make test      install and run the test suite (slow reproductions excluded) and the smoke run"
 	@echo "make test-all  the test suite including slow tests"
+	@echo "make test-browser  install Debian's chromium if missing, then load an mlx report in it headless"
 	@echo "make validate  check every config under configs/"
 	@echo "make bench     run the benchmarks under benchmarks/"
 	@echo "make mutants   mutation testing of the runner, masks, seeding and config (about an hour)"
@@ -48,6 +49,13 @@ test: $(STAMP)
 
 test-all: $(STAMP)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+# The report page in a real browser: Debian's chromium (apt-get, as root) unless one is on PATH.
+# Set MLX_SCREENSHOT=FILE.png to keep the screenshot the test takes.
+test-browser: $(STAMP)
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	  { apt-get update && apt-get install -y chromium; }
+	$(BIN)/python -m pytest -q -m browser -rs $(PYTEST_ARGS) tests/tables/test_report.py
 
 smoke: $(STAMP)
 	$(BIN)/mlx run configs/smoke.yaml

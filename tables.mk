@@ -2,7 +2,8 @@
 #
 #   make leml-tables6-10   run the table's configs (resumable), then write
 #                          results/tables/leml-tables6-10.{md,csv,tex,json} and its figures
-#   make tables            every table that can be produced here, then docs/RESULTS.md
+#   make tables            every table that can be produced here, one HTML page over all of
+#                          them (results/tables/report.html, mlx report), then docs/RESULTS.md
 #   make results-doc       regenerate docs/RESULTS.md from results/tables/
 #
 # Each target reads configs/tables/<target>.yaml. `mlx table --check SPEC` says first whether
@@ -67,12 +68,15 @@ EXTRA_FIGURES_lsvv-table7 = set -e; \
 	  --by space
 
 tables: $(STAMP)
-	@set -e; for t in $(PAPER_TABLES); do \
+	@set -e; ready=""; for t in $(PAPER_TABLES); do \
 	  rc=0; $(BIN)/mlx table --check $(TABLE_SPECS)/$$t.yaml || rc=$$?; \
 	  if [ $$rc -eq 0 ]; then $(MAKE) --no-print-directory $$t; \
+	    ready="$$ready $(TABLE_SPECS)/$$t.yaml"; \
 	  elif [ $$rc -eq 3 ]; then echo "tables: skipping $$t (see above)"; \
 	  else exit $$rc; fi; \
-	done
+	done; \
+	if [ -n "$$ready" ]; then \
+	  $(BIN)/mlx report --title "mlx: the paper tables" -o $(TABLES_DIR)/report.html $$ready; fi
 	@$(MAKE) --no-print-directory results-doc
 
 # What each table still needs, without running anything.

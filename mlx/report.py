@@ -117,7 +117,8 @@ def _figures(frame: pd.DataFrame, prefix: str) -> list[tuple[str, str, dict]]:
         for metric in metrics:
             try:
                 parse_metric(metric)
-                drawn = figure_data(frame, x=x, metric=metric, source="report")
+                drawn = figure_data(frame, x=x, metric=metric, source="report",
+                                    series=_series(ok, x))
             except MlxError:
                 continue
             for panel in drawn:
@@ -153,7 +154,7 @@ def _figures(frame: pd.DataFrame, prefix: str) -> list[tuple[str, str, dict]]:
                     elif line.flat:
                         traces.append({
                             "type": "scatter", "mode": "lines", "name": f"{line.name} (no "
-                            f"{AXIS_NAMES.get(x, 'value')})", "legendgroup": group,
+                            f"{AXIS_NAMES.get(x, x[len('param:'):])})", "legendgroup": group,
                             "visible": mi == 0, "x": [], "y": [],
                             "line": {"color": colour, "width": 2, "dash": "dot"},
                             "_flat": line.flat[0] * factor,
@@ -199,6 +200,33 @@ def _figures(frame: pd.DataFrame, prefix: str) -> list[tuple[str, str, dict]]:
                                           "y": 1.16, "yanchor": "bottom", "direction": "down"}]
             fid = f"{prefix}-fig{len(out) + 1}"
             out.append((fid, title, {"data": traces, "layout": layout}))
+    return out
+
+
+def _series(ok: pd.DataFrame, x: str) -> list:
+    """One line per label, or per label and setting of the parameters that vary within it
+    (a grid), named ``BR (l2_reg=0.1)``; the parameter on the x axis does not split lines."""
+    from mlx.tables.build import params_dict
+    from mlx.tables.spec import Series
+
+    along = x[len("param:"):] if x.startswith("param:") else None
+    out = []
+    for label in dict.fromkeys(ok["label"]):
+        settings = [params_dict(p) for p in dict.fromkeys(ok.loc[ok["label"] == label, "params"])]
+        varying = sorted({k for p in settings for k in p if k != along
+                          and len({json.dumps(q.get(k), sort_keys=True) for q in settings}) > 1})
+        if not varying:
+            out.append(Series(label, {}, {"label": label}))
+            continue
+        seen = set()
+        for p in settings:
+            key = {k: p.get(k) for k in varying if k in p}
+            text = json.dumps(key, sort_keys=True)
+            if text in seen:
+                continue
+            seen.add(text)
+            name = f"{label} ({', '.join(f'{k}={v}' for k, v in key.items())})"
+            out.append(Series(name, {}, {"label": label, "params": key}))
     return out
 
 

@@ -103,7 +103,7 @@ def compare_spec(frame: pd.DataFrame, paper: str, *, tables=None, metrics=None,
         raise MlxError(f"{source}: no result label matches a method of {paper!r} (labels: "
                        f"{', '.join(dict.fromkeys(l for l in frame['label'] if l))}; methods "
                        f"in the paper: {', '.join(sorted(pub['method'].unique()))})")
-    ours_metrics = [m for m in dict.fromkeys(frame["metric"]) if m]
+    ours_metrics = [m for m in dict.fromkeys(frame["metric"]) if isinstance(m, str) and m]
     if metrics:
         wanted = []
         for m in metrics:
