@@ -11,6 +11,7 @@ Layout of ``results/<name>/``::
     config.resolved.yaml     the config after defaults
     manifest.json            versions, git commit, CPU, jobs, BLAS threads, times, argv
     table.md, table.csv      the wide table (``mlx table`` re-renders them)
+    table.tex                the same (first split) as a booktabs LaTeX table
 """
 
 from __future__ import annotations
@@ -372,7 +373,7 @@ def to_markdown(table: pd.DataFrame) -> str:
 
 
 def render_tables(frame: pd.DataFrame, output, *, title: str = "") -> str:
-    """Write table.md and table.csv under ``output``; return the Markdown."""
+    """Write table.md, table.csv and table.tex under ``output``; return the Markdown."""
     parts = []
     splits = [s for s in dict.fromkeys(frame["split"].dropna()) if s and s != VALIDATION]
     for split in splits or ["test"]:
@@ -382,6 +383,11 @@ def render_tables(frame: pd.DataFrame, output, *, title: str = "") -> str:
         parts.append(heading + "\n\n" + to_markdown(table) + notes)
         if split == (splits or ["test"])[0]:
             atomic_write_text(Path(output) / "table.csv", table.to_csv(index=False, lineterminator="\n"))
+            from mlx.tables.render import render_run_latex
+
+            atomic_write_text(Path(output) / "table.tex", render_run_latex(
+                table, title=f"{title or 'results'} ({split})", label=title or "results",
+                notes=table.attrs.get("notes", ())))
     blanks = frame[(frame["status"] == "ok") & frame["message"].fillna("").astype(str).ne("")]
     blank_msgs = list(dict.fromkeys(f"{r['label']}: {r['message']}"
                                     for _, r in blanks.iterrows()))

@@ -98,9 +98,16 @@ def table(ctx, target, split, output_dir, check, list_configs, paired):
 
 def _table_spec(ctx, path, output_dir, check, list_configs):
     from mlx.tables.build import build_table, read_sources
+    from mlx.tables.own import is_own_spec
     from mlx.tables.render import write_table
     from mlx.tables.spec import check_spec, load_spec
+    from mlx.validation import read_yaml
 
+    raw = read_yaml(path, empty_hint="a table spec needs at least 'paper', 'series' and "
+                                     "'metrics'")
+    if is_own_spec(raw):
+        _own_table(ctx, path, raw, output_dir, check, list_configs)
+        return
     if list_configs:
         for c in load_spec(path, require_configs=False).configs:
             click.echo(c)
@@ -123,6 +130,32 @@ def _table_spec(ctx, path, output_dir, check, list_configs):
     click.echo(result["markdown"])
     click.echo(f"wrote {', '.join(str(p) for k, p in result['paths'].items() if k != 'json')}",
                err=True)
+
+
+def _own_table(ctx, path, raw, output_dir, check, list_configs):
+    """A spec without a paper: one's own runs side by side (mlx.tables.own)."""
+    from mlx.tables.own import build_own, load_own_spec, read_own_sources, write_own
+
+    spec = load_own_spec(path, raw)
+    if list_configs:
+        for c in spec.configs:
+            click.echo(c)
+        return
+    sources = read_own_sources(spec)
+    if check:
+        missing = [f"{s.given}: not run yet (no {s.results}/results.csv)" for s in sources
+                   if s.frame is None]
+        if not missing:
+            click.echo(f"{path}: ready ({len(sources)} source{'s' if len(sources) != 1 else ''})")
+            return
+        click.echo(f"{spec.name}: cannot be produced here yet:", err=True)
+        for line in missing:
+            click.echo(f"  - {line}", err=True)
+        ctx.exit(3)
+    cmd = _command_line("table", *(("-o", output_dir) if output_dir else ()), path)
+    result = write_own(build_own(spec, sources), output_dir or DEFAULT_TABLES_DIR, command=cmd)
+    click.echo(result["markdown"])
+    click.echo(f"wrote {', '.join(str(p) for p in result['paths'].values())}", err=True)
 
 
 @click.command()
