@@ -15,6 +15,7 @@ shows the paper table (ours / published (difference)) and the sections of its ru
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import math
@@ -102,12 +103,14 @@ def _round(values, digits=6):
             else float(f"{v:.{digits}g}") for v in values]
 
 
-def _figures(frame: pd.DataFrame, prefix: str) -> list[tuple[str, str, dict]]:
+def _figures(frame: pd.DataFrame, prefix: str, percent: bool | None = None
+             ) -> list[tuple[str, str, dict]]:
     """(element id, title, Plotly figure as a dict) for every axis and panel of a run."""
     from mlx.metrics import parse_metric
     from mlx.tables.plot import figure_data, line_points, use_log_x, x_label
     from mlx.tables.build import select_rows
     from mlx.tables.spec import metric_style
+    from mlx.tables.units import in_unit
 
     ok = frame[(frame["status"] == "ok") & (frame["split"] == "test")]
     metrics = [m for m in dict.fromkeys(ok["metric"].dropna()) if m]
@@ -127,7 +130,7 @@ def _figures(frame: pd.DataFrame, prefix: str) -> list[tuple[str, str, dict]]:
         for (dataset, at), by_metric in panels.items():
             traces, buttons, xs = [], [], set()
             for mi, (metric, panel) in enumerate(by_metric.items()):
-                style = metric_style(metric)
+                style = in_unit(metric_style(metric), percent)
                 factor = style.factor
                 first = len(traces)
                 for line in panel.lines:
@@ -309,12 +312,13 @@ def _failed_html(frame: pd.DataFrame) -> str:
     return _filterable(_frame_table(pd.DataFrame(rows), "results sortable failed"))
 
 
-def _paper_comparisons(part: RunPart) -> list[tuple[str, str]]:
+def _paper_comparisons(part: RunPart, percent: bool | None = None) -> list[tuple[str, str]]:
     """(paper, HTML) for each paper whose published rows match some of the run's cells."""
     from mlx.tables.build import Source, build_table
     from mlx.tables.compare import compare_spec
     from mlx.tables.published import papers
     from mlx.tables.render import render_html
+    from mlx.tables.units import in_unit
 
     out = []
     ok = part.frame[part.frame["status"] == "ok"]
@@ -323,6 +327,8 @@ def _paper_comparisons(part: RunPart) -> list[tuple[str, str]]:
     for paper in papers():
         try:
             spec, notes = compare_spec(part.frame, paper, source=str(part.path))
+            spec = dataclasses.replace(spec, metrics=tuple(in_unit(m, percent)
+                                                           for m in spec.metrics))
             src = Source(str(part.path), "results", part.path, part.frame, part.manifest)
             rendered = build_table(spec, [src])
         except MlxError:
@@ -337,7 +343,7 @@ def _paper_comparisons(part: RunPart) -> list[tuple[str, str]]:
     return out
 
 
-def _run_html(part: RunPart, parts_out: dict) -> str:
+def _run_html(part: RunPart, parts_out: dict, percent: bool | None = None) -> str:
     from mlx.runner.results import VALIDATION, wide_table
 
     f = part.frame
@@ -353,13 +359,13 @@ def _run_html(part: RunPart, parts_out: dict) -> str:
                   "</p>", used_by]
     splits = [s for s in dict.fromkeys(f["split"].dropna()) if s and s != VALIDATION]
     for split in splits or ["test"]:
-        table = wide_table(f, split=split)
+        table = wide_table(f, split=split, percent=percent)
         html_parts.append(f"<h3>Results ({_esc(split)})</h3>")
         if len(table):
             html_parts.append(_filterable(_frame_table(table)))
         for note in table.attrs.get("notes", ()):
             html_parts.append(f'<p class="note">{_esc(note)}</p>')
-    figs = _figures(f, part.anchor)
+    figs = _figures(f, part.anchor, percent)
     parts_out["figures"] += len(figs)
     if figs:
         html_parts.append("<h3>Figures</h3><p class=\"note\">The mean over repetitions "
@@ -371,7 +377,7 @@ def _run_html(part: RunPart, parts_out: dict) -> str:
             html_parts.append(f'<div class="figure" id="{fid}" title="{_esc(title)}"></div>'
                               f'<script type="application/json" data-figure="{fid}">'
                               f"{payload}</script>")
-    for paper, body in _paper_comparisons(part):
+    for paper, body in _paper_comparisons(part, percent):
         from mlx.tables.published import paper_name
 
         parts_out["comparisons"] += 1
@@ -402,7 +408,8 @@ def _spec_html(spec, rendered, anchor: str, run_links: list[tuple[str, str, str]
 
 
 # ----------------------------------------------------------------------------- page
-def build_report(targets, *, title: str | None = None) -> tuple[str, dict]:
+def build_report(targets, *, title: str | None = None,
+                 percent: bool | None = None) -> tuple[str, dict]:
     """The HTML page for ``targets`` (results directories, results.csv files, table specs)
     and counts of what it holds (runs, specs, figures, comparisons)."""
     import mlx
@@ -443,7 +450,7 @@ def build_report(targets, *, title: str | None = None) -> tuple[str, dict]:
             add_run(_read_run(target))
     stats["runs"], stats["specs"] = len(runs), len(specs)
     sections = [_spec_html(*s) for s in specs]
-    sections += [_run_html(part, stats) for part in runs.values()]
+    sections += [_run_html(part, stats, percent) for part in runs.values()]
     toc = "".join(f'<li><a href="#{a}">{_esc(s.title)}</a></li>' for s, _, a, _ in specs)
     toc += "".join(f'<li><a href="#{p.anchor}">Run {_esc(_run_name(p))}</a> '
                    f"<small>{_esc(p.path)}</small></li>" for p in runs.values())
@@ -486,11 +493,12 @@ def _plotly_js() -> str:
     return get_plotlyjs().replace("</script", "<\\/script")
 
 
-def write_report(targets, output: str | os.PathLike, *, title: str | None = None) -> dict:
+def write_report(targets, output: str | os.PathLike, *, title: str | None = None,
+                 percent: bool | None = None) -> dict:
     """Write the page to ``output`` (atomically); returns the counts and the size in bytes."""
     from mlx.io import atomic_write_text
 
-    page, stats = build_report(targets, title=title)
+    page, stats = build_report(targets, title=title, percent=percent)
     path = Path(output)
     atomic_write_text(path, page)
     stats["bytes"] = path.stat().st_size

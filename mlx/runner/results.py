@@ -261,7 +261,8 @@ def _convergence(cells: pd.DataFrame) -> str:
     return "yes" if not bad else f"no ({bad}/{len(flags)})"
 
 
-def wide_table(frame: pd.DataFrame, *, split: str = "test") -> pd.DataFrame:
+def wide_table(frame: pd.DataFrame, *, split: str = "test",
+               percent: bool | None = None) -> pd.DataFrame:
     """Rows: (method label, parameters, k/L or k, observed and labelled ratio); columns: metrics.
 
     Values are means over repetitions; with more than one repetition the standard
@@ -269,8 +270,11 @@ def wide_table(frame: pd.DataFrame, *, split: str = "test") -> pd.DataFrame:
     columns: what ``select`` chose (``†``: at the end of its candidate list), whether the
     fits converged, the final fit's time and the cell's total time (selection included).
     With a ``constant`` row in the table, a value worse than the constant baseline's on the
-    same metric (and observed/labelled ratio) is marked ``▽``.
+    same metric (and observed/labelled ratio) is marked ``▽``. ``percent`` (True) shows the
+    [0, 1] metrics in percent with two decimals (:mod:`mlx.tables.units`).
     """
+    from mlx.tables.units import unit_factor
+
     from mlx.metrics import parse_metric
 
     frame = frame.copy()
@@ -324,8 +328,10 @@ def wide_table(frame: pd.DataFrame, *, split: str = "test") -> pd.DataFrame:
             if vals.isna().all():          # not computed (the message of the cell says why)
                 row[metric] = "n/a"
                 continue
-            text = (f"{vals.mean():.4f} ± {vals.std(ddof=1):.4f}" if reps > 1
-                    else f"{vals.mean():.4f}")
+            factor = unit_factor(metric, percent) if percent else None
+            shown, fmt = (vals * factor, ".2f") if factor else (vals, ".4f")
+            text = (f"{shown.mean():{fmt}} ± {shown.std(ddof=1):{fmt}}" if reps > 1
+                    else f"{shown.mean():{fmt}}")
             base = baseline.get((metric, first["observed_ratio"], first["labelled_ratio"]))
             if base is not None and first["method"] != "constant" and np.isfinite(vals.mean()):
                 if (vals.mean() < base) if higher[metric] else (vals.mean() > base):
@@ -343,6 +349,9 @@ def wide_table(frame: pd.DataFrame, *, split: str = "test") -> pd.DataFrame:
         row["total s"] = f"{total.mean():.2f}" if len(total) and total.notna().any() else ""
         rows.append(row)
     table = pd.DataFrame(rows)
+    if percent:
+        table = table.rename(columns={m: f"{m} (%)" for m in metric_order
+                                      if unit_factor(m, True)})
     for col, unused in (("k/L", ""), ("k", ""), ("observed", "1"), ("labelled", "1"),
                         ("selected", ""), ("converged", ""), ("total s", "")):
         if len(table) and col in table and (table[col] == unused).all():
@@ -372,12 +381,13 @@ def to_markdown(table: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_tables(frame: pd.DataFrame, output, *, title: str = "") -> str:
+def render_tables(frame: pd.DataFrame, output, *, title: str = "",
+                  percent: bool | None = None) -> str:
     """Write table.md, table.csv and table.tex under ``output``; return the Markdown."""
     parts = []
     splits = [s for s in dict.fromkeys(frame["split"].dropna()) if s and s != VALIDATION]
     for split in splits or ["test"]:
-        table = wide_table(frame, split=split)
+        table = wide_table(frame, split=split, percent=percent)
         heading = f"## {title} ({split})" if title else f"## {split}"
         notes = "".join(f"\n{n}\n" for n in table.attrs.get("notes", ()))
         parts.append(heading + "\n\n" + to_markdown(table) + notes)

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import click
 
+from mlx.tables.units import units_option
+
 __all__ = ["table", "compare", "plot", "results_doc", "report"]
 
 DEFAULT_TABLES_DIR = "results/tables"
@@ -62,8 +64,9 @@ def _command_line(*words) -> str:
               help="Spec mode: print the spec's config files, one per line, and exit.")
 @click.option("--paired", metavar="A,B", default=None,
               help=f"Results mode: also {PAIRED_HELP} in the results directory.")
+@units_option
 @click.pass_context
-def table(ctx, target, split, output_dir, check, list_configs, paired):
+def table(ctx, target, split, output_dir, check, list_configs, paired, percent):
     """Render a paper table from a spec, or re-render a run's own table.
 
     TARGET is a table spec (configs/tables/NAME.yaml): our results beside the
@@ -78,6 +81,9 @@ def table(ctx, target, split, output_dir, check, list_configs, paired):
         if paired:
             raise click.UsageError("--paired applies to a results directory (or 'mlx compare'), "
                                    "not to a table spec")
+        if percent is not None:
+            raise click.UsageError("--percent/--fraction apply to a results directory; a spec "
+                                   "sets its units ('percent: true' or its metrics' 'unit')")
         _table_spec(ctx, target, output_dir, check, list_configs)
         return
     if output_dir or check or list_configs:
@@ -91,7 +97,7 @@ def table(ctx, target, split, output_dir, check, list_configs, paired):
         frame = frame[frame["split"].isin([split]) | (frame["status"] != "ok")]
     out = Path(target) if Path(target).is_dir() else Path(target).parent
     title = str(frame["experiment"].iloc[0]) if len(frame) else ""
-    click.echo(render_tables(frame, out, title=title))
+    click.echo(render_tables(frame, out, title=title, percent=percent))
     if comparison is not None:
         _echo_paired(comparison, out)
 
@@ -168,7 +174,8 @@ def _own_table(ctx, path, raw, output_dir, check, list_configs):
               help="Also write compare-PAPER.md/.csv/.tex/.json to this directory.")
 @click.option("--paired", metavar="A,B", default=None,
               help=f"Also {PAIRED_HELP} in --output-dir, else in the results directory.")
-def compare(results, paper, tables, metrics, output_dir, paired):
+@units_option
+def compare(results, paper, tables, metrics, output_dir, paired, percent):
     """Compare any results directory (or results.csv) with a paper's published numbers.
 
     Rows are matched automatically by dataset, method (result label such as LEML-SQ,
@@ -183,6 +190,12 @@ def compare(results, paper, tables, metrics, output_dir, paired):
     comparison = _paired(frame, paired, str(results))
     spec, notes = compare_spec(frame, paper, tables=list(tables) or None,
                                metrics=list(metrics) or None, source=str(results))
+    if percent is not None:
+        import dataclasses
+
+        from mlx.tables.units import in_unit
+
+        spec = dataclasses.replace(spec, metrics=tuple(in_unit(m, percent) for m in spec.metrics))
     run_dir = Path(results) if Path(results).is_dir() else Path(results).parent
     src = Source(str(results), "results", run_dir, frame, _manifest(run_dir))
     rendered = build_table(spec, [src])
@@ -192,6 +205,8 @@ def compare(results, paper, tables, metrics, output_dir, paired):
             words += ["--table", t]
         for m in metrics:
             words += ["--metric", m]
+        if percent is not None:
+            words.append("--percent" if percent else "--fraction")
         md = write_table(rendered, output_dir, command=_command_line(*words, "-o", output_dir)
                          )["markdown"]
     else:
@@ -231,7 +246,8 @@ def _manifest(run_dir: Path):
 @click.option("-o", "--output-dir", type=click.Path(file_okay=False), default=None,
               help="Directory for the PNG and PDF files (default: <results>/figures, or "
                    f"{DEFAULT_TABLES_DIR} for a spec).")
-def plot(target, x, metric, by, paper, datasets, output_dir):
+@units_option
+def plot(target, x, metric, by, paper, datasets, output_dir, percent):
     """Plot a metric against k/L, a ratio, the rank K or a parameter, one line per label.
 
     TARGET is a results directory or results.csv (then --x and --metric are needed), or a
@@ -248,7 +264,8 @@ def plot(target, x, metric, by, paper, datasets, output_dir):
                                    "figures")
         from mlx.tables.spec import load_spec
 
-        paths, notes = plot_spec(load_spec(target), output_dir or DEFAULT_TABLES_DIR)
+        paths, notes = plot_spec(load_spec(target), output_dir or DEFAULT_TABLES_DIR,
+                                 percent=percent)
         for note in notes:
             click.echo(f"Note: {note}", err=True)
     else:
@@ -260,7 +277,7 @@ def plot(target, x, metric, by, paper, datasets, output_dir):
         run_dir = Path(target) if Path(target).is_dir() else Path(target).parent
         paths = plot_results(frame, x=x, metric=metric, out_dir=output_dir or run_dir / "figures",
                              paper=paper, datasets=list(datasets) or None, by=by,
-                             source=str(target))
+                             source=str(target), percent=percent)
     for p in paths:
         click.echo(str(p))
 
@@ -284,7 +301,8 @@ def results_doc(tables_dir, output):
               help="The HTML file to write (default: report.html in the first results "
                    f"directory, or {DEFAULT_TABLES_DIR}/report.html for table specs).")
 @click.option("--title", default=None, help="The page title (default: from the targets).")
-def report(targets, output, title):
+@units_option
+def report(targets, output, title, percent):
     """Write one self-contained HTML page for runs and paper tables.
 
     TARGETS are results directories (or results.csv files) and table specs
@@ -300,7 +318,7 @@ def report(targets, output, title):
         first = Path(targets[0])
         output = (Path(DEFAULT_TABLES_DIR) / "report.html" if _is_spec(targets[0])
                   else (first if first.is_dir() else first.parent) / "report.html")
-    stats = write_report(list(targets), output, title=title)
+    stats = write_report(list(targets), output, title=title, percent=percent)
     click.echo(f"wrote {stats['path']} ({stats['bytes'] / 1e6:.1f} MB: {stats['specs']} "
                f"table(s), {stats['runs']} run(s), {stats['figures']} figure(s), "
                f"{stats['comparisons']} paper comparison(s))")

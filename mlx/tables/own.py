@@ -35,13 +35,11 @@ from mlx.tables.spec import AXIS_TITLES, Series, fmt_axis, metric_style
 from mlx.validation import as_str_list, check_keys, read_yaml
 
 __all__ = ["OwnSpec", "is_own_spec", "load_own_spec", "build_own", "render_own_markdown",
-           "render_own_latex", "render_own_csv", "write_own", "PERCENT_FAMILIES"]
+           "render_own_latex", "render_own_csv", "write_own"]
 
 OWN_KEYS = ("name", "title", "description", "paper", "configs", "results", "series",
             "baseline", "alpha", "axes", "layout", "metrics", "percent", "dataset_aliases")
 OWN_AXES = ("metric", "dataset", "series", "k_over_L", "observed", "k")
-PERCENT_FAMILIES = ("p@<k>", "ndcg@<k>", "auc", "hamming", "error", "f1", "micro_f1",
-                    "macro_f1")
 BETTER, WORSE_THAN_BASELINE = "↑", "↓"
 
 
@@ -71,13 +69,11 @@ def is_own_spec(raw) -> bool:
 
 
 def _unit(name: str, percent: bool) -> str:
-    from mlx.metrics import parse_metric
+    from mlx.tables.units import unit_factor
 
-    try:
-        family = parse_metric(name).family.form
-    except MlxError:
-        return "fraction"
-    return ("%" if percent else "fraction") if family in PERCENT_FAMILIES else "as printed"
+    if unit_factor(name, percent) is None:
+        return "as printed"
+    return "%" if percent else "fraction"
 
 
 def load_own_spec(path: str | os.PathLike, raw: dict | None = None) -> OwnSpec:

@@ -388,7 +388,7 @@ def _panels(ok, x, by, series, at) -> list[Panel]:
 def plot_results(frame: pd.DataFrame, *, x: str, metric: str, out_dir, paper: str | None = "auto",
                  datasets=None, series=None, tables=None, at: dict | None = None,
                  by=(), prefix: str = "", source: str = "results",
-                 key_prefix: str = "--") -> list[Path]:
+                 key_prefix: str = "--", percent: bool | None = None) -> list[Path]:
     """Draw ``metric`` against ``x`` for each dataset (and each value of the other settings).
 
     Parameters
@@ -414,6 +414,9 @@ def plot_results(frame: pd.DataFrame, *, x: str, metric: str, out_dir, paper: st
         and the file name).
     key_prefix : str
         How errors name the x and by options: ``--`` (``--x``), or ``figures[0].``.
+    percent : bool or None
+        A [0, 1] metric in percent (True) or as a fraction (False); None: the paper's unit
+        (:mod:`mlx.tables.units`).
 
     Returns the written files (PNG and PDF for each figure).
     """
@@ -439,7 +442,9 @@ def plot_results(frame: pd.DataFrame, *, x: str, metric: str, out_dir, paper: st
         series = matched + [Series(label, {}, {"label": label}) for label in unmatched]
         order = {label: i for i, label in enumerate(dict.fromkeys(ok["label"]))}
         series.sort(key=lambda s: order.get(s.ours.get("label"), 0))
-    style = metric_style(metric, pub=pub if len(pub) else None)
+    from mlx.tables.units import in_unit
+
+    style = in_unit(metric_style(metric, pub=pub if len(pub) else None), percent)
     factor = style.factor
 
     leml = x in LEML_AXES
@@ -532,7 +537,7 @@ def plot_results(frame: pd.DataFrame, *, x: str, metric: str, out_dir, paper: st
     return written
 
 
-def plot_spec(spec, out_dir) -> tuple[list[Path], list[str]]:
+def plot_spec(spec, out_dir, *, percent: bool | None = None) -> tuple[list[Path], list[str]]:
     """Draw the ``figures`` of a table spec from its results; returns (files, notes)."""
     sources = read_sources(spec)
     frame = ours_frame(sources, spec.dataset_aliases)
@@ -551,7 +556,7 @@ def plot_spec(spec, out_dir) -> tuple[list[Path], list[str]]:
                                     series=list(spec.series), tables=spec.tables,
                                     at=at, by=fig.get("by") or (), prefix=f"{spec.name}-",
                                     source=spec.source or spec.name,
-                                    key_prefix=f"figures[{i}].")
+                                    key_prefix=f"figures[{i}].", percent=percent)
         except MlxError as exc:
             notes.append(f"figure {fig['metric']} vs {fig['x']} skipped: {exc}")
     return written, notes
