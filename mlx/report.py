@@ -365,6 +365,9 @@ def _run_html(part: RunPart, parts_out: dict, percent: bool | None = None) -> st
             html_parts.append(_filterable(_frame_table(table)))
         for note in table.attrs.get("notes", ()):
             html_parts.append(f'<p class="note">{_esc(note)}</p>')
+    blanks = f[(f["status"] == "ok") & f["message"].fillna("").astype(str).ne("")]
+    for text in dict.fromkeys(f"{r['label']}: {r['message']}" for _, r in blanks.iterrows()):
+        html_parts.append(f'<p class="note">n/a: {_esc(text)}</p>')
     figs = _figures(f, part.anchor, percent)
     parts_out["figures"] += len(figs)
     if figs:
@@ -393,12 +396,14 @@ def _run_html(part: RunPart, parts_out: dict, percent: bool | None = None) -> st
 
 
 def _spec_html(spec, rendered, anchor: str, run_links: list[tuple[str, str, str]]) -> str:
+    from mlx.tables.own import OwnSpec, render_own_html
     from mlx.tables.render import render_html
 
     out = [f'<section class="spec" id="{anchor}">', f"<h2>{_esc(spec.title)}</h2>"]
     if spec.description:
         out.append(f"<p>{_esc(spec.description.strip())}</p>")
-    out.append(render_html(rendered))
+    out.append('<div class="scroll">' + (render_own_html(rendered) if isinstance(spec, OwnSpec)
+                                        else render_html(rendered)) + "</div>")
     items = []
     for given, state, link in run_links:
         target = f' — <a href="#{link}">its section</a>' if link else ""
@@ -432,9 +437,19 @@ def build_report(targets, *, title: str | None = None,
 
     for target in targets:
         if _is_spec(str(target)):
-            spec = load_spec(target)
-            sources = read_sources(spec)
-            rendered = build_table(spec, sources)
+            from mlx.tables.own import (build_own, is_own_spec, load_own_spec,
+                                        read_own_sources)
+            from mlx.validation import read_yaml
+
+            raw = read_yaml(target, empty_hint="a table spec needs at least 'metrics'")
+            if is_own_spec(raw):
+                spec = load_own_spec(target, raw)
+                sources = read_own_sources(spec)
+                rendered = build_own(spec, sources)
+            else:
+                spec = load_spec(target)
+                sources = read_sources(spec)
+                rendered = build_table(spec, sources)
             links = []
             for src in sources:
                 if src.frame is None:
@@ -524,7 +539,7 @@ td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:now
 td.worse,td.state-worse{background:#fdecea}td.state-ok{background:#eef8ee}
 td.state-np,td.state-not-run{color:#888}
 tbody tr:hover{background:#f7f7fb}
-.tablebox{overflow-x:auto}.filter{width:340px;padding:4px 6px;margin:4px 0}
+.tablebox,.scroll{overflow-x:auto}.filter{width:340px;padding:4px 6px;margin:4px 0}
 .shown{margin-left:10px;color:#777;font-size:12px}
 .note,.legend{color:#555;font-size:12.5px}.summary{font-weight:600}
 .figure{width:100%;min-height:420px;border:1px solid #eee;margin:10px 0}

@@ -35,7 +35,8 @@ from mlx.tables.spec import AXIS_TITLES, Series, fmt_axis, metric_style
 from mlx.validation import as_str_list, check_keys, read_yaml
 
 __all__ = ["OwnSpec", "is_own_spec", "load_own_spec", "build_own", "render_own_markdown",
-           "render_own_latex", "render_own_csv", "write_own"]
+           "render_own_latex", "render_own_csv", "render_own_html", "write_own",
+           "read_own_sources"]
 
 OWN_KEYS = ("name", "title", "description", "paper", "configs", "results", "series",
             "baseline", "alpha", "axes", "layout", "metrics", "percent", "dataset_aliases")
@@ -422,3 +423,32 @@ def read_own_sources(spec: OwnSpec) -> list:
 
     return ([_read_source(c, "config") for c in spec.configs]
             + [_read_source(r, "results") for r in spec.results])
+
+
+def render_own_html(table: OwnTable) -> str:
+    """The table for ``mlx report``: bold best, the baseline marks, the notes."""
+    from html import escape
+
+    spec = table.spec
+    heads = [AXIS_TITLES[a] for a in spec.rows] + _column_titles(table)
+    out = []
+    for title, rows in table.blocks:
+        if title:
+            out.append(f"<h4>{escape(title)}</h4>")
+        out.append('<table class="results sortable"><thead><tr>'
+                   + "".join(f"<th>{escape(h)}</th>" for h in heads[:len(spec.rows)])
+                   + "".join(f'<th class="num">{escape(h)}</th>' for h in heads[len(spec.rows):])
+                   + "</tr></thead><tbody>")
+        for texts, cells in rows:
+            tds = "".join(f"<td>{escape(t)}</td>" for t in texts)
+            for c in cells:
+                text = escape(_cell_text(c, c.style).replace("**", ""))
+                if c.best:
+                    text = text.replace(escape(c.mark), "").strip()
+                    text = f"<strong>{text}</strong>" + (f" {escape(c.mark)}" if c.mark else "")
+                p = "" if c.pvalue is None else f' title="paired t-test p = {c.pvalue:.3g}"'
+                tds += f'<td class="num"{p}>{text}</td>'
+            out.append(f"<tr>{tds}</tr>")
+        out.append("</tbody></table>")
+    out += [f'<p class="legend">{escape(n)}</p>' for n in _notes(table)]
+    return "\n".join(out)

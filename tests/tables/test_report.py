@@ -230,3 +230,18 @@ def test_report_renders_in_a_headless_browser(run_dir, tmp_path):
     keep = os.environ.get("MLX_SCREENSHOT")
     if keep:
         shutil.copy(shot, keep)
+
+
+def test_report_of_a_spec_without_a_paper(tmp_path):
+    from tests.tables.test_own_tables import _spec
+
+    spec = _spec(tmp_path)
+    out = tmp_path / "r.html"
+    result = invoke("report", spec, "-o", out)
+    assert result.exit_code == 0, result.output
+    assert "1 table(s), 2 run(s)" in result.output
+    rows = _page(out).tables[0]["rows"]
+    assert rows[0] == ["method", "scene", "yeast"]
+    assert rows[3] == ["NEW", "77.67 ± 2.52 ↑", "70.00 ± 1.00 ↓"]
+    text = out.read_text(encoding="utf-8")
+    assert "<strong>77.67 ± 2.52</strong> ↑" in text
