@@ -121,14 +121,9 @@ def _table_spec(ctx, path, output_dir, check, list_configs):
     if check:
         spec = load_spec(path, require_configs=False)
         missing = check_spec(spec)
-        if not missing:
-            n = len(spec.configs)
-            click.echo(f"{path}: ready ({n} config{'s' if n != 1 else ''})")
-            return
-        click.echo(f"{spec.name}: cannot be produced here yet:", err=True)
-        for line in missing:
-            click.echo(f"  - {line}", err=True)
-        ctx.exit(3)
+        n = len(spec.configs)
+        _check_result(ctx, spec.name, missing, f"{path}: ready ({n} config{'s' if n != 1 else ''})")
+        return
     spec = load_spec(path)
     rendered = build_table(spec, read_sources(spec))
     cmd = _command_line("table", *(("-o", output_dir) if output_dir else ()), path)
@@ -136,6 +131,17 @@ def _table_spec(ctx, path, output_dir, check, list_configs):
     click.echo(result["markdown"])
     click.echo(f"wrote {', '.join(str(p) for k, p in result['paths'].items() if k != 'json')}",
                err=True)
+
+
+def _check_result(ctx, name: str, missing: list, ready: str) -> None:
+    """``--check``: the ready line (exit 0), or what is missing (exit 3)."""
+    if not missing:
+        click.echo(ready)
+        return
+    click.echo(f"{name}: cannot be produced here yet:", err=True)
+    for line in missing:
+        click.echo(f"  - {line}", err=True)
+    ctx.exit(3)
 
 
 def _own_table(ctx, path, raw, output_dir, check, list_configs):
@@ -151,13 +157,9 @@ def _own_table(ctx, path, raw, output_dir, check, list_configs):
     if check:
         missing = [f"{s.given}: not run yet (no {s.results}/results.csv)" for s in sources
                    if s.frame is None]
-        if not missing:
-            click.echo(f"{path}: ready ({len(sources)} source{'s' if len(sources) != 1 else ''})")
-            return
-        click.echo(f"{spec.name}: cannot be produced here yet:", err=True)
-        for line in missing:
-            click.echo(f"  - {line}", err=True)
-        ctx.exit(3)
+        n = len(sources)
+        _check_result(ctx, spec.name, missing, f"{path}: ready ({n} source{'s' if n != 1 else ''})")
+        return
     cmd = _command_line("table", *(("-o", output_dir) if output_dir else ()), path)
     result = write_own(build_own(spec, sources), output_dir or DEFAULT_TABLES_DIR, command=cmd)
     click.echo(result["markdown"])

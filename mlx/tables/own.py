@@ -31,7 +31,7 @@ from pathlib import Path
 import pandas as pd
 
 from mlx.errors import ConfigError, MlxError, UnknownNameError
-from mlx.tables.spec import AXIS_TITLES, Series, fmt_axis, metric_style
+from mlx.tables.spec import AXIS_TITLES, Series, fmt_axis, metric_style, parse_layout
 from mlx.validation import as_str_list, check_keys, read_yaml
 
 __all__ = ["OwnSpec", "is_own_spec", "load_own_spec", "build_own", "render_own_markdown",
@@ -125,20 +125,8 @@ def load_own_spec(path: str | os.PathLike, raw: dict | None = None) -> OwnSpec:
     axes = {a: tuple(float(v) if a != "dataset" else str(v)
                      for v in (vals if isinstance(vals, list) else [vals]))
             for a, vals in axes_node.items()}
-    layout = raw.get("layout") or {}
-    check_keys(layout, ("blocks", "rows", "columns"), "layout", source)
-    parts = {}
-    for key, default in (("blocks", ["metric"]), ("rows", ["series"]), ("columns", ["dataset"])):
-        vals = layout.get(key, default)
-        vals = [vals] if isinstance(vals, str) else list(vals or [])
-        for j, a in enumerate(vals):
-            if a not in OWN_AXES:
-                raise UnknownNameError("axis", str(a), OWN_AXES, source=source,
-                                       key_path=f"layout.{key}[{j}]")
-        parts[key] = tuple(vals)
-    used = list(itertools.chain(*parts.values()))
-    if len(set(used)) != len(used):
-        raise ConfigError(source, "layout", "uses an axis twice")
+    parts, used = parse_layout(raw.get("layout") or {}, OWN_AXES,
+                               (["metric"], ["series"], ["dataset"]), source)
     if "metric" not in used and len(metrics) > 1:
         raise ConfigError(source, "layout", "axis 'metric' has several values but is not in "
                                             "blocks, rows or columns")

@@ -30,7 +30,7 @@ from mlx.validation import as_str_list, check_keys, read_yaml
 
 __all__ = ["AXES", "AXIS_TITLES", "NUMERIC_AXES", "PSEUDO_METRICS", "UNITS", "Series",
            "MetricStyle", "TableSpec", "metric_style", "load_spec", "parse_spec", "check_spec",
-           "split_label", "fmt_axis", "FIGURE_X", "figure_x_problem"]
+           "split_label", "fmt_axis", "FIGURE_X", "figure_x_problem", "parse_layout"]
 
 AXES = ("metric", "dataset", "series", "k_over_L", "observed", "k", "variant")
 AXIS_TITLES = {"metric": "metric", "dataset": "dataset", "series": "method", "k_over_L": "k/L",
@@ -315,21 +315,8 @@ def parse_spec(raw: dict, *, source: str | None = None, require_configs: bool = 
     check_keys(axes_node, ("dataset", "k_over_L", "observed", "k", "variant"), "axes", source)
     axes = {a: _axis_values(a, v, f"axes.{a}", source) for a, v in axes_node.items()}
 
-    layout = raw.get("layout", {}) or {}
-    check_keys(layout, LAYOUT_KEYS, "layout", source)
-    parts = {}
-    for key, default in (("blocks", ["metric"]), ("rows", ["dataset", "k_over_L"]),
-                         ("columns", ["series"])):
-        vals = layout.get(key, default)
-        vals = [vals] if isinstance(vals, str) else list(vals or [])
-        for j, a in enumerate(vals):
-            if a not in AXES:
-                raise UnknownNameError("axis", str(a), AXES, source=source,
-                                       key_path=f"layout.{key}[{j}]")
-        parts[key] = tuple(vals)
-    used = list(itertools.chain(*parts.values()))
-    if len(set(used)) != len(used):
-        raise ConfigError(source, "layout", "uses an axis twice")
+    parts, used = parse_layout(raw.get("layout", {}) or {}, AXES, (["metric"],
+                               ["dataset", "k_over_L"], ["series"]), source)
     for a in ("metric", "series"):
         if a not in used and len(metrics if a == "metric" else series) > 1:
             raise ConfigError(source, "layout", f"axis {a!r} has several values but is not in "
@@ -386,6 +373,25 @@ def parse_spec(raw: dict, *, source: str | None = None, require_configs: bool = 
         blocks=parts["blocks"], rows=parts["rows"], columns=parts["columns"],
         metrics=tuple(metrics), figures=tuple(figures), needs=dict(needs),
         description=str(raw.get("description", "")))
+
+
+def parse_layout(layout, axes, defaults, source) -> tuple[dict, list]:
+    """``{blocks, rows, columns}`` of a spec's ``layout`` (``defaults`` for those not given),
+    each a tuple of names from ``axes``, and the axes used; no axis twice."""
+    check_keys(layout, LAYOUT_KEYS, "layout", source)
+    parts = {}
+    for key, default in zip(LAYOUT_KEYS, defaults):
+        vals = layout.get(key, default)
+        vals = [vals] if isinstance(vals, str) else list(vals or [])
+        for j, a in enumerate(vals):
+            if a not in axes:
+                raise UnknownNameError("axis", str(a), axes, source=source,
+                                       key_path=f"layout.{key}[{j}]")
+        parts[key] = tuple(vals)
+    used = list(itertools.chain(*parts.values()))
+    if len(set(used)) != len(used):
+        raise ConfigError(source, "layout", "uses an axis twice")
+    return parts, used
 
 
 def figure_x_problem(x) -> str | None:
