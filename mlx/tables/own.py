@@ -165,7 +165,6 @@ class OwnTable:
     blocks: list              # [(title, [(row texts, [OwnCell per column])])]
     columns: list             # column keys
     sources: list
-    notes: list
 
 
 def _matches(frame: pd.DataFrame, key: dict) -> pd.DataFrame:
@@ -226,8 +225,15 @@ def build_own(spec: OwnSpec, sources) -> OwnTable:
         domain[axis] = list(spec.axes.get(axis, present))
     layout = spec.blocks + spec.rows + spec.columns
     fixed = {a: v[0] for a, v in spec.axes.items() if a not in layout and len(v) == 1}
+    for axis in ("metric", "series"):          # one metric or series need not be laid out
+        if axis not in layout:
+            if len(domain[axis]) != 1:
+                raise ConfigError(spec.source, "layout", f"axis {axis!r} has "
+                                  f"{len(domain[axis])} values but is not in blocks, rows or "
+                                  f"columns")
+            fixed[axis] = domain[axis][0]
     columns = list(itertools.product(*[domain[a] for a in spec.columns]))
-    blocks, notes = [], []
+    blocks = []
     for bkey in itertools.product(*[domain[a] for a in spec.blocks]):
         btitle = " ".join(_axis_text(a, v, metric_by) for a, v in zip(spec.blocks, bkey))
         rows = []
@@ -241,18 +247,17 @@ def build_own(spec: OwnSpec, sources) -> OwnTable:
                 cells.append(cell)
             rows.append(([_axis_text(a, v, metric_by) for a, v in zip(spec.rows, rkey)],
                          cells))
-        for j, ckey in enumerate(columns):       # bold: the best mean of each column
-            metric = dict(zip(spec.blocks + spec.columns, bkey + ckey)).get("metric")
-            means = [(r[1][j].mean, i) for i, r in enumerate(rows) if r[1][j].mean is not None]
-            if metric is None:       # metrics along the rows: best among the same metric
-                continue
-            if means:
-                hib = metric_by[metric].higher_is_better
-                best = max(m for m, _ in means) if hib else min(m for m, _ in means)
-                for m, i in means:
-                    rows[i][1][j].best = math.isclose(m, best, rel_tol=0, abs_tol=1e-12)
+        for j in range(len(columns)):   # bold: the best of each column (per metric in it)
+            for metric, style in metric_by.items():
+                cells = [r[1][j] for r in rows
+                         if r[1][j].style is style and r[1][j].mean is not None]
+                if cells:
+                    pick = max if style.higher_is_better else min
+                    best = pick(c.mean for c in cells)
+                    for c in cells:
+                        c.best = math.isclose(c.mean, best, rel_tol=0, abs_tol=1e-12)
         blocks.append((btitle, rows))
-    return OwnTable(spec, blocks, columns, list(sources), notes)
+    return OwnTable(spec, blocks, columns, list(sources))
 
 
 def _cell(ours, key, by_name, spec, select_rows, paired_pvalues) -> OwnCell:
@@ -308,8 +313,9 @@ def _cell_text(cell: OwnCell, style, *, latex: bool = False) -> str:
 
 def _column_titles(table: OwnTable) -> list[str]:
     metric_by = {m.name: m for m in table.spec.metrics}
+    only = table.spec.metrics[0].heading() if len(table.spec.metrics) == 1 else "value"
     return [" ".join(_axis_text(a, v, metric_by) for a, v in zip(table.spec.columns, ckey))
-            or "value" for ckey in table.columns]
+            or only for ckey in table.columns]
 
 
 def _notes(table: OwnTable) -> list[str]:

@@ -176,3 +176,30 @@ def test_tex_of_an_own_table_and_of_a_run_compile(tmp_path):
     done = _compile(tmp_path, tmp_path / "out" / "own.tex", run / "table.tex")
     assert done.returncode == 0, done.stdout[-3000:]
     assert (tmp_path / "doc.pdf").stat().st_size > 1000
+
+
+def test_metrics_along_the_rows_bold_the_best_of_each_metric(tmp_path):
+    spec = _spec(tmp_path, extra="layout: {blocks: [], rows: [metric, series], "
+                                 "columns: [dataset]}\n")
+    r = invoke("table", spec, "-o", tmp_path / "out")
+    assert r.exit_code == 0, r.output
+    rows = [[c.strip() for c in ln.strip("|").split("|")] for ln in r.output.splitlines()
+            if ln.startswith("| ") and "---" not in ln][1:]
+    bold_scene = [(row[0] or None, row[1]) for row in rows if row[2].startswith("**")]
+    assert [b[1] for b in bold_scene] == ["NEW", "NEW"]     # best p@1 and best Hamming loss
+    assert sum(row[3].startswith("**") for row in rows) == 2   # yeast: BR on both
+
+
+def test_one_series_and_one_metric_need_no_place_in_the_layout(tmp_path):
+    a = _write(tmp_path / "a", "scene")
+    spec = tmp_path / "one.yaml"
+    spec.write_text(f"title: T\nresults: [{a}]\nseries: [NEW]\nmetrics: [p@1]\n"
+                    "layout: {blocks: [], rows: [dataset], columns: []}\n")
+    r = invoke("table", spec, "-o", tmp_path / "out")
+    assert r.exit_code == 0, r.output
+    assert "| dataset | top-1 accuracy |\n|---|---:|\n| scene | **0.7767 ± 0.0252** |" in r.output
+    spec.write_text(spec.read_text().replace("series: [NEW]", "series: [NEW, BR]"))
+    r = invoke("table", spec, "-o", tmp_path / "out")
+    assert r.exit_code == 2
+    assert r.output == (f"Error: {spec}: layout: axis 'series' has 2 values but is not in "
+                        "blocks, rows or columns\n")
