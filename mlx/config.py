@@ -23,7 +23,7 @@ from mlx.validation import (as_bool, as_float, as_int, as_list, as_ratio, as_str
 __all__ = ["Config", "MethodSpec", "load_config", "parse_config"]
 
 TOP_KEYS = ("name", "seed", "dataset", "split", "target", "preprocess", "methods", "sweep",
-            "metrics", "evaluation", "selection", "runner", "output", "description")
+            "metrics", "evaluation", "selection", "runner", "output", "description", "units")
 METHOD_KEYS = ("name", "label", "params", "grid", "select", "preprocess", "threshold")
 SWEEP_KEYS = ("rank_ratio", "rank", "observed_ratio", "labelled_ratio", "repetitions")
 SPLIT_KEYS = ("test_fraction", "stratify", "repetitions")
@@ -107,6 +107,7 @@ class Config:
     backend: str = "local"                # runner.backend: local | dask
     scheduler: str | None = None          # runner.scheduler: a Dask scheduler address
     ship_data: bool = False               # runner.ship_data: scatter the data to Dask workers
+    units: str | None = None              # percent | fraction for [0, 1] metrics (tables, plots)
 
     def resolved(self) -> dict:
         """The config after defaults, as plain data (written with the results)."""
@@ -140,6 +141,8 @@ class Config:
                        "scheduler": self.scheduler, "ship_data": self.ship_data},
             "output": self.output,
         }
+        if self.units is not None:
+            out["units"] = self.units
         return out
 
 
@@ -337,6 +340,11 @@ def parse_config(raw: dict, *, source: str | None = None) -> Config:
     ship_data = as_bool(rn.get("ship_data", False), "runner.ship_data", source)
     output = raw.get("output", os.path.join("results", name))
     as_str(output, "output", source)
+    units = raw.get("units")
+    if units is not None and units not in ("percent", "fraction"):
+        raise ConfigError(source, "units", f"must be 'percent' or 'fraction' (how tables, "
+                                           f"compare, plot and report show [0, 1] metrics). Got "
+                                           f"{shown(units)} instead.")
 
     return Config(
         name=name, seed=seed, dataset=dataset, dataset_node=dataset_node,
@@ -347,7 +355,7 @@ def parse_config(raw: dict, *, source: str | None = None) -> Config:
         jobs=jobs, backend=backend, scheduler=scheduler, ship_data=ship_data,
         output=output, source=source, raw=raw, task=task.name, split=split,
         target=target, rank=rank, labelled_ratio=labelled_ratio, cv=cv,
-        selection_stratify=selection_stratify, rank_floor=rank_floor,
+        selection_stratify=selection_stratify, rank_floor=rank_floor, units=units,
     )
 
 

@@ -345,6 +345,9 @@ def _paper_comparisons(part: RunPart, percent: bool | None = None) -> list[tuple
 
 def _run_html(part: RunPart, parts_out: dict, percent: bool | None = None) -> str:
     from mlx.runner.results import VALIDATION, wide_table
+    from mlx.tables.units import run_units
+
+    percent = run_units(part.path, percent)
 
     f = part.frame
     name = str(f["experiment"].iloc[0]) if len(f) and "experiment" in f else part.path.name

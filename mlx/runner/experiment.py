@@ -200,7 +200,8 @@ def _run_locked(config, out: Path, all_cells, cells, *, jobs, force, only, quiet
                 n_reused=n_reused, started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
                 finished=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     write_manifest(out, info)
-    md = render_tables(frame, out, title=config.name)
+    md = render_tables(frame, out, title=config.name,
+                       percent=None if config.units is None else config.units == "percent")
     counts = frame.drop_duplicates("cell_id")["status"].value_counts().to_dict()
     return RunSummary(output=out, n_cells=len(done_cells), n_reused=n_reused, counts=counts,
                       table_md=md, errors=errors)

@@ -97,7 +97,9 @@ def table(ctx, target, split, output_dir, check, list_configs, paired, percent):
         frame = frame[frame["split"].isin([split]) | (frame["status"] != "ok")]
     out = Path(target) if Path(target).is_dir() else Path(target).parent
     title = str(frame["experiment"].iloc[0]) if len(frame) else ""
-    click.echo(render_tables(frame, out, title=title, percent=percent))
+    from mlx.tables.units import run_units
+
+    click.echo(render_tables(frame, out, title=title, percent=run_units(out, percent)))
     if comparison is not None:
         _echo_paired(comparison, out)
 
@@ -192,13 +194,16 @@ def compare(results, paper, tables, metrics, output_dir, paired, percent):
     comparison = _paired(frame, paired, str(results))
     spec, notes = compare_spec(frame, paper, tables=list(tables) or None,
                                metrics=list(metrics) or None, source=str(results))
+    run_dir = Path(results) if Path(results).is_dir() else Path(results).parent
+    from mlx.tables.units import run_units
+
+    percent = run_units(run_dir, percent)
     if percent is not None:
         import dataclasses
 
         from mlx.tables.units import in_unit
 
         spec = dataclasses.replace(spec, metrics=tuple(in_unit(m, percent) for m in spec.metrics))
-    run_dir = Path(results) if Path(results).is_dir() else Path(results).parent
     src = Source(str(results), "results", run_dir, frame, _manifest(run_dir))
     rendered = build_table(spec, [src])
     if output_dir:
@@ -275,8 +280,11 @@ def plot(target, x, metric, by, paper, datasets, output_dir, percent):
             raise click.UsageError("plotting results needs --x and --metric")
         from mlx.runner.results import read_results
 
+        from mlx.tables.units import run_units
+
         frame = read_results(target)
         run_dir = Path(target) if Path(target).is_dir() else Path(target).parent
+        percent = run_units(run_dir, percent)
         paths = plot_results(frame, x=x, metric=metric, out_dir=output_dir or run_dir / "figures",
                              paper=paper, datasets=list(datasets) or None, by=by,
                              source=str(target), percent=percent)

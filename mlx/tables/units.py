@@ -1,7 +1,9 @@
 """One unit convention for the metrics that lie in [0, 1], chosen with ``--percent`` or
 ``--fraction`` and applied alike by ``mlx table``, ``compare``, ``plot`` and ``report``.
 
-Without either option each command keeps its own default: a run's own table prints
+Without either option, the run's config key ``units: percent`` (or ``fraction``), recorded
+in its ``config.resolved.yaml``, decides for every command that reads the run; without that
+either, each command keeps its own default: a run's own table prints
 fractions (``0.2809 ± 0.0040``), ``compare`` and ``plot`` the unit of the paper
 (top-k accuracy, nDCG and error in percent, AUC as a fraction). ``--percent`` shows every
 [0, 1] metric (top-k accuracy, nDCG, AUC, Hamming loss, F1, error) in percent and
@@ -15,7 +17,7 @@ import dataclasses
 
 import click
 
-__all__ = ["PERCENT_FAMILIES", "unit_factor", "in_unit", "units_option"]
+__all__ = ["PERCENT_FAMILIES", "unit_factor", "in_unit", "units_option", "run_units"]
 
 PERCENT_FAMILIES = ("p@<k>", "ndcg@<k>", "auc", "hamming", "error", "f1", "micro_f1",
                     "macro_f1")
@@ -61,3 +63,20 @@ def units_option(fn):
                              "F1, error) in percent, or as a fraction; the same choice for "
                              "table, compare, plot and report (default: each command's own, "
                              "see the README).")(fn)
+
+
+def run_units(run_dir, percent: bool | None = None) -> bool | None:
+    """``percent`` when given, else the ``units`` of the run's config.resolved.yaml (True for
+    percent, False for fraction), else None."""
+    if percent is not None:
+        return percent
+    from pathlib import Path
+
+    import yaml
+
+    try:
+        text = (Path(run_dir) / "config.resolved.yaml").read_text(encoding="utf-8")
+        units = (yaml.safe_load(text) or {}).get("units")
+    except (OSError, yaml.YAMLError, AttributeError):
+        return None
+    return {"percent": True, "fraction": False}.get(units)

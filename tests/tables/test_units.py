@@ -58,3 +58,50 @@ def test_units_option_is_refused_for_a_spec(tmp_path):
     r = invoke("table", spec, "--percent")
     assert r.exit_code == 2
     assert "--percent/--fraction apply to a results directory" in r.output
+
+
+def test_the_run_config_chooses_once_for_run_table_compare_plot_and_report(tmp_path,
+                                                                          monkeypatch):
+    import textwrap
+
+    from mlx.config import load_config
+    from mlx.runner.experiment import run_experiment
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(textwrap.dedent("""
+        name: u
+        dataset:
+          synthetic: {n_samples: 80, n_features: 10, n_labels: 5, rank: 2, seed: 4}
+        methods:
+          - {name: br, label: BR, params: {loss: squared}}
+        metrics: [p@1, hamming]
+        units: percent
+        """))
+    out = tmp_path / "run"
+    summary = run_experiment(load_config(cfg), jobs=1, output=str(out), quiet=True,
+                             progress=False)
+    assert "| method | p@1 (%) | hamming (%) |" in summary.table_md
+    assert "units: percent" in (out / "config.resolved.yaml").read_text()
+    assert "p@1 (%)" in invoke("table", out).stdout           # re-rendered the same way
+    assert "p@1 (%)" not in invoke("table", out, "--fraction").stdout   # the option wins
+    seen = []
+    save = Figure.savefig
+    monkeypatch.setattr(Figure, "savefig", lambda fig, path, *a, **k: (
+        seen.append(fig.axes[0].get_ylabel()), save(fig, path, *a, **k))[1])
+    r = invoke("plot", out, "--x", "observed_ratio", "--metric", "hamming", "--paper", "none")
+    assert r.exit_code == 0, r.output
+    assert seen[0] == "Hamming loss (%)"                     # the papers' unit is a fraction
+    page = tmp_path / "r.html"
+    assert invoke("report", out, "-o", page).exit_code == 0
+    assert "p@1 (%)" in page.read_text(encoding="utf-8")
+
+
+def test_bad_units_key_is_one_line(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("name: u\ndataset: {synthetic: {n_samples: 50, n_features: 5, n_labels: 3, "
+                   "rank: 1}}\nmethods: [{name: br}]\nunits: percents\n")
+    r = invoke("validate", cfg)
+    assert r.exit_code == 2
+    assert r.output == (f"Error: {cfg}: units: must be 'percent' or 'fraction' (how tables, "
+                        "compare, plot and report show [0, 1] metrics). Got 'percents' "
+                        "instead.\n")
