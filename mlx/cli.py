@@ -13,8 +13,8 @@ import sys
 
 import click
 
-import mlx
 from mlx.errors import Interrupted, MlxError
+from mlx.namecheck import clash_message, own_version
 
 log = logging.getLogger("mlx")
 
@@ -78,7 +78,7 @@ def _setup_logging(verbose: int) -> None:
 
 
 @click.group(cls=MlxGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(mlx.__version__, prog_name="mlx")
+@click.version_option(own_version(), prog_name="mlx")
 @click.option("--debug", is_flag=True, help="Show full tracebacks instead of one-line errors.")
 @click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
 @click.pass_context
@@ -510,6 +510,10 @@ _add_table_commands()
 
 def main(argv=None):
     """Console-script entry point."""
+    clash = clash_message()
+    if clash:
+        click.echo(f"Error: {clash}", err=True)
+        sys.exit(2)
     cli.main(args=argv, prog_name="mlx", obj={})
 
 

@@ -184,9 +184,9 @@ def system_info(jobs: int, blas_threads: int | str) -> dict:
     import scipy
     import yaml
 
-    import mlx
+    from mlx.namecheck import own_version
 
-    versions = {"mlx": mlx.__version__, "python": platform.python_version(),
+    versions = {"mlx": own_version(), "python": platform.python_version(),
                 "numpy": numpy.__version__, "scipy": scipy.__version__,
                 "pandas": pd.__version__, "pyyaml": yaml.__version__}
     try:
