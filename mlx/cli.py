@@ -93,8 +93,21 @@ def cli(ctx, debug, verbose):
 
 
 # ----------------------------------------------------------------------------- run / validate
+def _overrides(args) -> tuple:
+    """Check command-line ``key.path=value`` overrides (parsed again when applied)."""
+    from mlx.overrides import EXAMPLE, is_override, parse_override
+
+    for arg in args:
+        if not is_override(arg):
+            raise click.UsageError(f"unexpected argument {arg!r}: after the config, give "
+                                   f"overrides as key.path=value ({EXAMPLE})")
+        parse_override(arg)
+    return tuple(args)
+
+
 @cli.command()
 @click.argument("config", type=click.Path(dir_okay=False))
+@click.argument("overrides", nargs=-1, metavar="[KEY.PATH=VALUE]...")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Worker processes (default: runner.jobs, else the number of CPU cores).")
 @click.option("--force", is_flag=True, help="Recompute cells that already finished.")
@@ -116,16 +129,18 @@ def cli(ctx, debug, verbose):
                    "from their own data path (default: runner.ship_data, else no).")
 @click.option("--scheduler-timeout", type=click.FloatRange(min=0.1), default=10.0,
               show_default=True, help="Seconds to wait for the Dask scheduler to answer.")
-def run(config, jobs, force, output, only, quiet, wait, backend, scheduler, ship_data,
-        scheduler_timeout):
+def run(config, overrides, jobs, force, output, only, quiet, wait, backend, scheduler,
+        ship_data, scheduler_timeout):
     """Run every cell of CONFIG and write results under results/<name>/.
 
-    Finished cells are cached: a killed run resumes where it stopped.
+    Finished cells are cached: a killed run resumes where it stopped. KEY.PATH=VALUE
+    arguments override config keys (values are YAML), e.g. `seed=3` or
+    `methods[1].params.l2_reg=1`; they are checked as the file is.
     """
     from mlx.config import load_config
     from mlx.runner.experiment import run_experiment
 
-    cfg = load_config(config)
+    cfg = load_config(config, _overrides(overrides))
     summary = run_experiment(cfg, jobs=jobs, force=force, output=output, only=only,
                              quiet=quiet, progress=not quiet and sys.stderr.isatty(), wait=wait,
                              backend=backend, scheduler=scheduler, ship_data=ship_data,
@@ -140,17 +155,25 @@ def run(config, jobs, force, output, only, quiet, wait, backend, scheduler, ship
 
 
 @cli.command()
-@click.argument("configs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("configs", nargs=-1, required=True, metavar="CONFIGS... [KEY.PATH=VALUE]...")
 def validate(configs):
-    """Check CONFIGS (keys, types, ranges, names, parameters) and count their cells."""
+    """Check CONFIGS (keys, types, ranges, names, parameters) and count their cells.
+
+    KEY.PATH=VALUE arguments override keys of every config, as for 'mlx run'.
+    """
     from mlx.config import load_config
     from mlx.data.catalog import find_files
+    from mlx.overrides import is_override
     from mlx.runner.sweep import expand
 
     from mlx.runner.preflight import preflight
 
+    overrides = _overrides([a for a in configs if is_override(a) and not os.path.isfile(a)])
+    configs = [a for a in configs if a not in overrides]
+    if not configs:
+        raise click.UsageError("give at least one config file")
     for path in configs:
-        cfg = load_config(path)
+        cfg = load_config(path, overrides)
         cells = expand(cfg)
         note = ""
         missing = find_files(cfg.dataset)

@@ -108,6 +108,7 @@ class Config:
     scheduler: str | None = None          # runner.scheduler: a Dask scheduler address
     ship_data: bool = False               # runner.ship_data: scatter the data to Dask workers
     units: str | None = None              # percent | fraction for [0, 1] metrics (tables, plots)
+    overrides: tuple = ()                 # command-line key.path=value texts, as given
 
     def resolved(self) -> dict:
         """The config after defaults, as plain data (written with the results)."""
@@ -147,10 +148,21 @@ class Config:
 
 
 # ----------------------------------------------------------------------------- loading
-def load_config(path: str | os.PathLike) -> Config:
-    """Read and validate a YAML experiment config."""
+def load_config(path: str | os.PathLike, overrides=()) -> Config:
+    """Read and validate a YAML experiment config.
+
+    ``overrides`` are command-line ``key.path=value`` texts (see :mod:`mlx.overrides`), set in
+    the parsed YAML before it is validated; the config records them.
+    """
     raw = read_yaml(path, empty_hint="a config needs at least 'name', 'dataset' and 'methods'")
-    return parse_config(raw, source=str(path))
+    if not overrides:
+        return parse_config(raw, source=str(path))
+    from dataclasses import replace
+
+    from mlx.overrides import apply_overrides
+
+    raw = apply_overrides(raw, overrides, str(path))
+    return replace(parse_config(raw, source=str(path)), overrides=tuple(overrides))
 
 
 def parse_config(raw: dict, *, source: str | None = None) -> Config:

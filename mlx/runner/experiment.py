@@ -192,11 +192,13 @@ def _run_locked(config, out: Path, all_cells, cells, *, jobs, force, only, quiet
     done_cells = [c for c in all_cells if c.cell_id() in records]
     frame = records_to_frame(done_cells, records, run_id)
     write_results(frame, out)
+    header = "".join(f"# override: {o}\n" for o in config.overrides)
     atomic_write_text(out / "config.resolved.yaml",
-                 yaml.safe_dump(config.resolved(), sort_keys=False, default_flow_style=None))
+                 header + yaml.safe_dump(config.resolved(), sort_keys=False,
+                                         default_flow_style=None))
     info = system_info(jobs, blas)
     info.update(backend=runner["backend"], scheduler=runner["scheduler"])
-    info.update(config_source=config.source, run_id=run_id, n_cells=len(cells),
+    info.update(config_source=config.source, overrides=list(config.overrides), run_id=run_id, n_cells=len(cells),
                 n_reused=n_reused, started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
                 finished=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     write_manifest(out, info)

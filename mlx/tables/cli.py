@@ -52,6 +52,7 @@ def _command_line(*words) -> str:
 
 @click.command()
 @click.argument("target", type=click.Path())
+@click.argument("overrides", nargs=-1, metavar="[KEY.PATH=VALUE]...")
 @click.option("--split", default=None,
               help="Results mode: which split's wide table (default: all).")
 @click.option("-o", "--output-dir", type=click.Path(file_okay=False), default=None,
@@ -66,15 +67,22 @@ def _command_line(*words) -> str:
               help=f"Results mode: also {PAIRED_HELP} in the results directory.")
 @units_option
 @click.pass_context
-def table(ctx, target, split, output_dir, check, list_configs, paired, percent):
+def table(ctx, target, overrides, split, output_dir, check, list_configs, paired, percent):
     """Render a paper table from a spec, or re-render a run's own table.
 
     TARGET is a table spec (configs/tables/NAME.yaml): our results beside the
     published numbers, written to results/tables/NAME.{md,csv,tex} and printed as
     Markdown. Or TARGET is a results directory or results.csv: its wide tables are
     re-rendered (table.md, table.csv in that directory); with --paired A,B a paired
-    test of method A against method B follows.
+    test of method A against method B follows. KEY.PATH=VALUE arguments override keys of
+    a spec, as for 'mlx run'.
     """
+    if overrides and not _is_spec(target):
+        raise click.UsageError("KEY.PATH=VALUE overrides apply to a table spec (a .yaml file), "
+                               "not to results")
+    from mlx.cli import _overrides
+
+    overrides = _overrides(overrides)
     if _is_spec(target):
         if split:
             raise click.UsageError("--split applies to a results directory, not to a table spec")
@@ -84,7 +92,7 @@ def table(ctx, target, split, output_dir, check, list_configs, paired, percent):
         if percent is not None:
             raise click.UsageError("--percent/--fraction apply to a results directory; a spec "
                                    "sets its units ('percent: true' or its metrics' 'unit')")
-        _table_spec(ctx, target, output_dir, check, list_configs)
+        _table_spec(ctx, target, output_dir, check, list_configs, overrides)
         return
     if output_dir or check or list_configs:
         raise click.UsageError("--output-dir, --check and --list-configs apply to a table spec "
@@ -104,7 +112,7 @@ def table(ctx, target, split, output_dir, check, list_configs, paired, percent):
         _echo_paired(comparison, out)
 
 
-def _table_spec(ctx, path, output_dir, check, list_configs):
+def _table_spec(ctx, path, output_dir, check, list_configs, overrides=()):
     from mlx.tables.build import build_table, read_sources
     from mlx.tables.own import is_own_spec
     from mlx.tables.render import write_table
@@ -113,22 +121,26 @@ def _table_spec(ctx, path, output_dir, check, list_configs):
 
     raw = read_yaml(path, empty_hint="a table spec needs at least 'paper', 'series' and "
                                      "'metrics'")
+    if overrides:
+        from mlx.overrides import apply_overrides
+
+        raw = apply_overrides(raw, overrides, str(path))
     if is_own_spec(raw):
         _own_table(ctx, path, raw, output_dir, check, list_configs)
         return
     if list_configs:
-        for c in load_spec(path, require_configs=False).configs:
+        for c in load_spec(path, require_configs=False, overrides=overrides).configs:
             click.echo(c)
         return
     if check:
-        spec = load_spec(path, require_configs=False)
+        spec = load_spec(path, require_configs=False, overrides=overrides)
         missing = check_spec(spec)
         n = len(spec.configs)
         _check_result(ctx, spec.name, missing, f"{path}: ready ({n} config{'s' if n != 1 else ''})")
         return
-    spec = load_spec(path)
+    spec = load_spec(path, overrides=overrides)
     rendered = build_table(spec, read_sources(spec))
-    cmd = _command_line("table", *(("-o", output_dir) if output_dir else ()), path)
+    cmd = _command_line("table", *(("-o", output_dir) if output_dir else ()), path, *overrides)
     result = write_table(rendered, output_dir or DEFAULT_TABLES_DIR, command=cmd)
     click.echo(result["markdown"])
     click.echo(f"wrote {', '.join(str(p) for k, p in result['paths'].items() if k != 'json')}",

@@ -253,12 +253,20 @@ def _axis_values(axis: str, node, path, source) -> tuple:
     return tuple(out)
 
 
-def load_spec(path: str | os.PathLike, *, require_configs: bool = True) -> TableSpec:
-    """Read and validate a table spec; every problem is a one-line ConfigError."""
+def load_spec(path: str | os.PathLike, *, require_configs: bool = True,
+              overrides=()) -> TableSpec:
+    """Read and validate a table spec; every problem is a one-line ConfigError.
+
+    ``overrides``: command-line ``key.path=value`` texts set before validation.
+    """
 
     source = str(path)
     raw = read_yaml(path, empty_hint="a table spec needs at least 'paper', 'series' and "
                                      "'metrics'")
+    if overrides:
+        from mlx.overrides import apply_overrides
+
+        raw = apply_overrides(raw, overrides, source)
     return parse_spec(raw, source=source, require_configs=require_configs,
                       default_name=Path(path).stem)
 
