@@ -10,6 +10,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
+from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
+
 __all__ = [
     "MlxError",
     "ConfigError",
@@ -97,8 +99,9 @@ class DivergenceError(MlxError):
     exit_code = 1
 
 
-class NotFittedError(MlxError, AttributeError):
-    """A method was used before ``fit``."""
+class NotFittedError(MlxError, _SklearnNotFittedError):
+    """A method was used before ``fit`` (also scikit-learn's ``NotFittedError``, itself a
+    ``ValueError`` and ``AttributeError``)."""
 
 
 class OutputError(MlxError):

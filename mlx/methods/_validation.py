@@ -19,6 +19,9 @@ def as_float_csr(M, name: str, owner: str) -> sp.csr_matrix:
 
     No copy when ``M`` already is one. ``owner`` (e.g. ``"LEML"``) starts the messages.
     """
+    if (M.dtype if sp.issparse(M) else np.asarray(M).dtype).kind == "c":
+        raise ValueError(f"{owner}: {name} holds complex numbers (Complex data not "
+                         f"supported); give real values")
     if sp.issparse(M):
         M = sp.csr_matrix(M, dtype=np.float64)
         if not M.has_canonical_format:
@@ -27,7 +30,8 @@ def as_float_csr(M, name: str, owner: str) -> sp.csr_matrix:
     else:
         arr = np.asarray(M, dtype=np.float64)
         if arr.ndim != 2:
-            raise ValueError(f"{owner}: {name} must be a 2-D matrix; got shape {arr.shape}")
+            raise ValueError(f"{owner}: {name} must be a 2-D matrix; got shape {arr.shape} "
+                             f"(Reshape your data: X.reshape(1, -1) for a single row)")
         M = sp.csr_matrix(arr)
     if not np.isfinite(M.data).all():
         raise ValueError(f"{owner}: {name} contains NaN or infinity; remove or impute those "
@@ -86,6 +90,9 @@ def check_fit_data(owner: str, X, Y, observed=None) -> FitData:
     if Y.ndim != 2 or Y.shape[0] != X.shape[0]:
         raise ValueError(f"{owner}: X has {X.shape[0]} rows but Y has shape {Y.shape}; Y must "
                          f"be (n_samples, n_labels)")
+    if X.shape[1] == 0 and X.shape[0] > 0:
+        raise ValueError(f"{owner}: X has 0 feature(s) (shape={X.shape}) while a minimum of 1 is "
+                         f"required.")
     if X.shape[0] == 0 or X.shape[1] == 0 or Y.shape[1] == 0:
         raise ValueError(f"{owner}: empty input (X {X.shape}, Y {Y.shape})")
     values = sp.csr_matrix(Y).data
@@ -116,6 +123,6 @@ def check_n_features(owner: str, X, n_features: int) -> sp.csr_matrix:
     """``X`` for scoring: canonical CSR with the number of features seen in ``fit``."""
     X = as_float_csr(X, "X", owner)
     if X.shape[1] != n_features:
-        raise ValueError(f"{owner}: X has {X.shape[1]} features, but the model was fitted with "
-                         f"{n_features}")
+        raise ValueError(f"{owner}: X has {X.shape[1]} features, but {owner} is expecting "
+                         f"{n_features} features as input (it was fitted with {n_features})")
     return X

@@ -11,6 +11,14 @@ Every method is one class in one module of :mod:`mlx.methods`, registered with
 * an optional fitted ``message_`` (str) is a note about the fit that the runner puts in the
   cell's message (e.g. classes with no labelled example).
 
+Every method is a scikit-learn estimator (:class:`sklearn.base.BaseEstimator`): ``clone``,
+``GridSearchCV`` and ``cross_val_score`` work on it. A method implements ``_fit`` and
+``_decision_function`` on label (or target) matrices, as the runner calls them; the public
+``fit``, ``decision_function``, ``predict`` and ``score`` of :class:`BaseMethod` add
+scikit-learn's target conventions around them: a 1-D ``y`` of class labels is a multi-class
+task (one-hot columns in ``classes_`` order; a binary ``decision_function`` is 1-D), a 1-D
+``y`` of values a regression or ordinal task with one target.
+
 Missing labels: ``observed`` is a sparse ``(n_samples, n_labels)`` matrix whose
 stored entries mark the observed (instance, label) pairs (the set Omega of the
 LEML paper). ``Y`` then holds positives only at observed positions; every
@@ -27,6 +35,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+from sklearn.utils import ClassifierTags, RegressorTags
 
 from mlx.errors import NotFittedError
 from mlx.registry import Registry
@@ -158,7 +168,25 @@ class FitContext:
     labelled_ratio: float = 1.0
 
 
-class BaseMethod:
+_LABEL_TASKS = ("multilabel", "multiclass")
+
+# Why scikit-learn's common checks fail for every method of a task (see expected_failed_checks).
+_XFAIL_MULTIOUTPUT = (
+    "a 0/1 label matrix is predicted at the method's own threshold (0.5 for models fitted to "
+    "0/1 targets; none for a ranking-only method) while decision_function keeps the raw "
+    "scores the runner ranks, so decision > 0 need not match predict")
+_XFAIL_Y_2D = ("a 2-D y is a 0/1 label matrix (one column per label): a column of class indices "
+               "0..2 is refused, not read as classes")
+_XFAIL_SCORE = ("score is the task's default metric with greater is better (-MSE for "
+                "regression, -MAE for ordinal), not R^2, so the check's R^2 > 0.5 bar does not "
+                "apply")
+_XFAIL_DECISION = ("every method scores through decision_function, the runner's one scoring "
+                   "entry point (values for regression and ordinal tasks)")
+_XFAIL_ORDINAL_COLUMN = ("an (n, 1) column is the runner's own form of ordinal targets and is "
+                         "taken as given, without scikit-learn's column-vector warning")
+
+
+class BaseMethod(BaseEstimator):
     """Base class of all methods: parameters, validation, skipping, thresholds.
 
     Class attributes
@@ -187,8 +215,9 @@ class BaseMethod:
         return sorted(p.name for p in sig.parameters.values()
                       if p.name != "self" and p.kind is not p.VAR_KEYWORD)
 
-    def get_params(self) -> dict[str, Any]:
-        """The ``__init__`` arguments, as stored."""
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The ``__init__`` arguments, as stored (``deep`` is scikit-learn's; no parameter
+        of a method is an estimator)."""
         return {name: getattr(self, name) for name in self._param_names()}
 
     def set_params(self, **params):
@@ -247,11 +276,253 @@ class BaseMethod:
         """
         return 0.0
 
-    def fit(self, X: sp.csr_matrix, Y: sp.csr_matrix, *, observed: sp.csr_matrix | None = None):
+    def _fit(self, X, Y, *, observed=None):
         raise NotImplementedError
 
-    def decision_function(self, X: sp.csr_matrix) -> np.ndarray:
+    def _decision_function(self, X) -> np.ndarray:
         raise NotImplementedError
+
+    # -- scikit-learn estimator ---------------------------------------------
+    def _task_name(self) -> str:
+        """The task this instance is set up for: its ``task`` parameter, else the first of
+        ``tasks``."""
+        task = getattr(self, "task", None)
+        return task if isinstance(task, str) and task in self.tasks else self.tasks[0]
+
+    def _sklearn_tasks(self) -> tuple:
+        """The tasks ``fit`` accepts on this instance: that of its ``task`` parameter (a
+        1-D ``y`` of classes goes with ``task='multiclass'``), else every one of ``tasks``."""
+        if "task" in self._param_names():
+            return (self._task_name(),)
+        return self.tasks
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tasks = self._sklearn_tasks()
+        tags.input_tags.sparse = True
+        tags.target_tags.required = True
+        if tasks[0] in _LABEL_TASKS:
+            tags.estimator_type = "classifier"
+            tags.classifier_tags = ClassifierTags(multi_class="multiclass" in tasks,
+                                                  multi_label="multilabel" in tasks,
+                                                  poor_score=self._poor_score)
+            tags.target_tags.multi_output = "multilabel" in tasks
+        else:
+            tags.estimator_type = "regressor"
+            tags.regressor_tags = RegressorTags(poor_score=self._poor_score)
+            tags.target_tags.multi_output = tasks[0] == "regression"
+        tags.target_tags.single_output = True
+        return tags
+
+    _poor_score: ClassVar[bool] = False   # a baseline by design (scikit-learn's poor_score)
+    _expected_failed_checks: ClassVar[dict] = {}   # a method's own, check name -> reason
+
+    def expected_failed_checks(self) -> dict[str, str]:
+        """scikit-learn's ``check_estimator`` checks this instance fails by design, each with
+        its reason (pass to ``check_estimator(..., expected_failed_checks=...)``).
+
+        Shared by every method on a task, plus the method's own ``_expected_failed_checks``.
+        """
+        tasks = self._sklearn_tasks()
+        out = {}
+        if tasks[0] in _LABEL_TASKS:
+            if "multilabel" in tasks and self.threshold != 0.0:
+                out["check_classifier_multioutput"] = _XFAIL_MULTIOUTPUT
+            if "multiclass" in tasks:
+                out["check_supervised_y_2d"] = _XFAIL_Y_2D
+        else:
+            if not self._poor_score:     # a baseline skips the score bar anyway
+                out["check_regressors_train"] = _XFAIL_SCORE
+            out["check_regressors_no_decision_function"] = _XFAIL_DECISION
+            if tasks[0] == "ordinal":
+                out["check_supervised_y_2d"] = _XFAIL_ORDINAL_COLUMN
+        out.update(self._expected_failed_checks)
+        return out
+
+    def _encode_targets(self, y):
+        """``(Y as the method fits it, task)``: a 1-D ``y`` becomes one-hot columns in
+        ``classes_`` order (multi-class), one 0/1 column (``"binary"``: two classes for a
+        multi-label method) or one column of values; a 2-D ``Y`` is kept."""
+        tasks = self._sklearn_tasks()
+        name = type(self).__name__
+        if y is None:
+            raise ValueError(f"{name} requires y to be passed, but the target y is None")
+        if not sp.issparse(y):
+            y = np.asarray(y)
+        for attr in ("classes_", "_levels_"):
+            if hasattr(self, attr):
+                delattr(self, attr)
+        self._y_1d_ = not sp.issparse(y) and y.ndim == 1
+        if not self._y_1d_:
+            if self._task_name() in _LABEL_TASKS and y.ndim == 2:
+                self.classes_ = np.arange(y.shape[1])    # label (column) indices, as sklearn's
+            if self._task_name() == "ordinal" and y.ndim == 2 and y.shape[1] == 1:
+                column = y.toarray() if sp.issparse(y) else np.asarray(y)
+                self._levels_ = np.unique(column[np.isfinite(column)])
+            return y, self._task_name()
+        if y.shape[0] == 0:
+            raise ValueError(f"{name}: empty input (y has no rows)")
+        task = tasks[0]
+        if task in ("regression", "ordinal"):
+            try:
+                y = np.asarray(y, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(f"{name}: y must hold numbers for a {task} task; got "
+                                 f"{y.dtype} values") from None
+            if not np.isfinite(y).all():
+                raise ValueError(f"{name}: y contains NaN or infinity")
+            if task == "ordinal":
+                self._levels_ = np.unique(y)
+            return y.reshape(-1, 1), task
+        from sklearn.utils.multiclass import type_of_target
+
+        kind = type_of_target(y, input_name="y")   # raises for NaN or infinity
+        if kind not in ("binary", "multiclass"):
+            raise ValueError(f"{name}: Unknown label type: {kind} y; a 1-D y holds one class "
+                             f"label per row (real-valued targets need a regression method)")
+        if "multiclass" not in tasks:
+            hint = " or set task='multiclass'" if "multiclass" in self.tasks else ""
+            if kind != "binary":
+                raise ValueError(f"Only binary classification is supported with a 1-D y by "
+                                 f"{name}{'' if not hint else f'(task={task!r})'}. The type "
+                                 f"of the target is {kind}; give multi-label data as an "
+                                 f"(n_samples, n_labels) 0/1 matrix{hint}")
+            self.classes_ = np.unique(y)
+            column = (y == self.classes_[-1]).astype(np.float64)[:, None]
+            return sp.csr_matrix(column), "binary"
+        self.classes_, codes = np.unique(y, return_inverse=True)
+        codes = codes.ravel()
+        one_hot = sp.csr_matrix((np.ones(y.shape[0]), (np.arange(y.shape[0]), codes)),
+                                shape=(y.shape[0], self.classes_.size))
+        return one_hot, "multiclass"
+
+    def _fitted_task(self) -> str:
+        check_is_fitted(self, "_fit_task_")
+        return self._fit_task_
+
+    def fit(self, X, y, *, observed=None, unlabelled=None):
+        """Fit the method.
+
+        Parameters
+        ----------
+        X : sparse matrix or ndarray of shape (n_samples, n_features)
+        y : sparse matrix or ndarray of shape (n_samples, n_labels), or array of shape
+            (n_samples,)
+            0/1 labels (multi-label), one-hot classes, or real targets; a 1-D array holds one
+            class label (multi-class; two classes for a multi-label-only method) or one value
+            (regression, ordinal) per row.
+        observed : sparse matrix of shape (n_samples, n_labels) or None
+            Missing labels: stored entries mark the observed (instance, label) pairs (see the
+            module docstring). None: every entry is observed.
+        unlabelled : sparse matrix or ndarray of shape (n_unlabelled, n_features) or None
+            Rows without labels, for methods that use them (``uses_unlabelled``).
+
+        Returns
+        -------
+        self
+        """
+        shape = X.shape if sp.issparse(X) else np.asarray(X).shape
+        if len(shape) == 2 and shape[0] > 0 and shape[1] == 0:
+            raise ValueError(f"{type(self).__name__}: X has 0 feature(s) (shape={shape}) while "
+                             f"a minimum of 1 is required.")
+        Y, task = self._encode_targets(y)
+        if unlabelled is not None:
+            if not getattr(self, "uses_unlabelled", False):
+                raise TypeError(f"{type(self).__name__}.fit does not use unlabelled rows; "
+                                f"pass unlabelled=None")
+            self._fit(X, Y, observed=observed, unlabelled=unlabelled)
+        else:
+            self._fit(X, Y, observed=observed)
+        self._fit_task_ = task
+        if not hasattr(self, "n_features_in_"):
+            self.n_features_in_ = int(shape[1])
+        return self
+
+    def decision_function(self, X) -> np.ndarray:
+        """Scores of shape (n_rows, n_labels), for any row slice of ``X``.
+
+        Fitted on a 1-D ``y``: one column per class of ``classes_``; for two classes a 1-D
+        array whose sign gives the class (the second class's score minus the first's, or,
+        for a multi-label method, the label's score minus ``threshold``); for values a 1-D
+        array.
+        """
+        scores = self._decision_function(X)
+        if not getattr(self, "_y_1d_", False):
+            return scores
+        task = self._fitted_task()
+        if task == "binary":
+            return scores[:, 0] - (self.threshold if self.threshold is not None else 0.0)
+        if task == "multiclass":
+            return scores[:, 1] - scores[:, 0] if self.classes_.size == 2 else scores
+        return scores[:, 0]
+
+    def predict(self, X):
+        """Predictions: labels above the method's ``threshold`` (multi-label: a 0/1 array of
+        shape (n_rows, n_labels)), the arg-max class (multi-class: entries of ``classes_``,
+        class indices for a one-hot ``Y``), values (regression) or the nearest level seen
+        in training (ordinal).
+
+        Raises ValueError for a multi-label method without a threshold (its scores only
+        rank labels).
+        """
+        scores = self._decision_function(X)
+        task = self._fitted_task()
+        if task == "multiclass":
+            return self.classes_[np.argmax(scores, axis=1)]
+        if task in ("multilabel", "binary"):
+            t = self.threshold
+            if t is None:
+                raise ValueError(f"{type(self).__name__} has no decision threshold (its scores "
+                                 f"only rank labels); use decision_function")
+            if task == "multilabel":
+                return (scores > t).astype(np.int64)
+            above = (scores[:, 0] > t).astype(np.int64)
+            return self.classes_[np.minimum(above, self.classes_.size - 1)]
+        if task == "ordinal":
+            scores = self._ordinal(lambda _: scores)(X)
+        return scores[:, 0] if getattr(self, "_y_1d_", False) else scores
+
+    def _ordinal(self, score_fn):
+        from mlx.tasks import get_task
+
+        levels = getattr(self, "_levels_", None)
+        if levels is None:
+            raise ValueError(f"{type(self).__name__}: ordinal predictions need the training "
+                             f"levels; fit on a 1-D y of levels")
+        return get_task("ordinal").predictor(score_fn, levels[:, None])
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """The task's first default metric on ``(X, y)``, greater is better: P@1
+        (multi-label), accuracy = 1 - error (multi-class, and two classes of a multi-label
+        method), -MSE (regression), -MAE (ordinal).
+        """
+        from mlx.metrics import default_metrics, evaluate, parse_metric
+
+        if sample_weight is not None:
+            raise ValueError(f"{type(self).__name__}.score does not take sample weights")
+        task = self._fitted_task()
+        if task == "binary":
+            return float(np.mean(self.predict(X) == np.asarray(y)))
+        metric = default_metrics(task)[0]
+        Y = y
+        if getattr(self, "_y_1d_", False):
+            y = np.asarray(y)
+            if task == "multiclass":
+                pos = np.searchsorted(self.classes_, y)
+                inside = np.minimum(pos, self.classes_.size - 1)
+                known = self.classes_[inside] == y     # an unseen class counts as an error
+                Y = sp.csr_matrix((known.astype(np.float64), (np.arange(y.shape[0]), inside)),
+                                  shape=(y.shape[0], self.classes_.size))
+                Y.eliminate_zeros()
+            else:
+                Y = np.asarray(y, dtype=np.float64).reshape(-1, 1)
+        score_fn = self._decision_function
+        if task == "ordinal":
+            score_fn = self._ordinal(score_fn)
+        value = evaluate(score_fn, X, Y, [metric], threshold=self.threshold or 0.0)[metric][0]
+        if metric == "error":
+            return 1.0 - value
+        return value if parse_metric(metric).higher_is_better else -value
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())

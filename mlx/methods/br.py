@@ -404,7 +404,7 @@ class BR(BaseMethod):
                       f"tasks (loss='squared' does)")
         return reason
 
-    def fit(self, X, Y, *, observed=None):
+    def _fit(self, X, Y, *, observed=None):
         """Fit one model per label.
 
         Parameters
@@ -486,7 +486,7 @@ class BR(BaseMethod):
         self.converged_ = True
         return self
 
-    def decision_function(self, X) -> np.ndarray:
+    def _decision_function(self, X) -> np.ndarray:
         """Scores of shape (n_rows, n_labels); any row slice of X can be scored on its own."""
         check_is_fitted(self, "W_")
         d = self.n_features_in_

@@ -35,6 +35,7 @@ class Constant(BaseMethod):
     """
 
     tasks = _TASKS
+    _poor_score = True     # a baseline: it ignores X
     supports_missing_labels = True
     _parameter_constraints = {"task": [StrOptions(set(_TASKS))]}
 
@@ -45,7 +46,7 @@ class Constant(BaseMethod):
     def threshold(self) -> float:
         return 1.0
 
-    def fit(self, X, Y, *, observed=None):
+    def _fit(self, X, Y, *, observed=None):
         """Learn the constant from ``Y`` (``X`` only fixes the number of features)."""
         self._validate_params()
         if self.task in ("regression", "ordinal"):
@@ -73,7 +74,7 @@ class Constant(BaseMethod):
         self.scores_ = np.asarray(value, dtype=np.float64)
         return self
 
-    def decision_function(self, X) -> np.ndarray:
+    def _decision_function(self, X) -> np.ndarray:
         check_is_fitted(self, "scores_")
         X = check_n_features("Constant", X, self.n_features_in_)
         return np.tile(self.scores_, (X.shape[0], 1))

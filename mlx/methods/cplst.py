@@ -139,7 +139,7 @@ class CPLST(BaseMethod):
                       f"matrices; n_features={d}, n_labels={L} exceed {DENSE_MAX}")
         return reason
 
-    def fit(self, X, Y, *, observed=None):
+    def _fit(self, X, Y, *, observed=None):
         """Fit the label projection and the ridge weights.
 
         Parameters
@@ -188,7 +188,7 @@ class CPLST(BaseMethod):
                   time.perf_counter() - start)
         return self
 
-    def decision_function(self, X) -> np.ndarray:
+    def _decision_function(self, X) -> np.ndarray:
         """Scores ``X W_ H_' + mean_`` of shape (n_rows, n_labels), for any row slice."""
         check_is_fitted(self, "W_")
         X = check_n_features("CPLST", X, self.n_features_in_)

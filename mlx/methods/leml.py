@@ -431,7 +431,7 @@ class LEML(BaseMethod):
         return np.ascontiguousarray(vt[::-1].T)
 
     # -- fit / predict --------------------------------------------------------
-    def fit(self, X, Y, *, observed=None):
+    def _fit(self, X, Y, *, observed=None):
         """Fit ``W`` and ``H`` by alternating minimisation.
 
         Parameters
@@ -507,7 +507,7 @@ class LEML(BaseMethod):
         self.n_labels_ = L
         return self
 
-    def decision_function(self, X) -> np.ndarray:
+    def _decision_function(self, X) -> np.ndarray:
         """Scores ``(X W) H'`` of shape ``(n_rows, n_labels)`` for any row slice ``X``."""
         check_is_fitted(self, "W_")
         X = check_n_features("LEML", X, self.n_features_in_)

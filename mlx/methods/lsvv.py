@@ -562,7 +562,7 @@ class LSVV(BaseMethod):
         return _Manifold(Phi_all, L, route)
 
     # -- fit / predict ----------------------------------------------------------
-    def fit(self, X, Y, *, observed=None, unlabelled=None):
+    def _fit(self, X, Y, *, observed=None, unlabelled=None):
         """Fit W by Algorithm 1.
 
         Parameters
@@ -704,7 +704,7 @@ class LSVV(BaseMethod):
                            tau_I=self.tau_I, tau_S=self.tau_S, theta=theta, shrink=self.shrink)
         return problem, rff, d, K, empty
 
-    def decision_function(self, X) -> np.ndarray:
+    def _decision_function(self, X) -> np.ndarray:
         """Scores ``phi(X) W_`` of shape (n_rows, K); any row slice is scored on its own."""
         check_is_fitted(self, "W_")
         X = check_n_features("LSVV", X, self.n_features_in_)

@@ -27,6 +27,10 @@ def _index_arrays(M: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
             np.ascontiguousarray(M.indices, dtype=np.int64))
 
 
+_NO_THRESHOLD = ("WSABIE only ranks labels: it has no decision threshold, so predict (and score "
+                 "on a 1-D y) raise ValueError; use decision_function")
+
+
 @METHODS.register("wsabie")
 class WSABIE(BaseMethod):
     r"""WSABIE: low-dimensional joint embedding trained with the WARP loss.
@@ -144,6 +148,29 @@ class WSABIE(BaseMethod):
         "random_state": [None, Integral],
     }
 
+    # scikit-learn's checks that call predict (see expected_failed_checks)
+    _expected_failed_checks = {
+        "check_fit_score_takes_y": _NO_THRESHOLD,
+        "check_estimators_dtypes": _NO_THRESHOLD,
+        "check_dtype_object": _NO_THRESHOLD,
+        "check_pipeline_consistency": _NO_THRESHOLD,
+        "check_estimator_sparse_array": _NO_THRESHOLD,
+        "check_estimator_sparse_matrix": _NO_THRESHOLD,
+        "check_estimators_pickle": _NO_THRESHOLD,
+        "check_f_contiguous_array_estimator": _NO_THRESHOLD,
+        "check_classifier_data_not_an_array": _NO_THRESHOLD,
+        "check_classifiers_one_label": _NO_THRESHOLD,
+        "check_classifiers_classes": _NO_THRESHOLD,
+        "check_classifiers_train": _NO_THRESHOLD,
+        "check_classifiers_multilabel_representation_invariance": _NO_THRESHOLD,
+        "check_classifiers_multilabel_output_format_predict": _NO_THRESHOLD,
+        "check_supervised_y_2d": _NO_THRESHOLD,
+        "check_methods_sample_order_invariance": _NO_THRESHOLD,
+        "check_methods_subset_invariance": _NO_THRESHOLD,
+        "check_dict_unchanged": _NO_THRESHOLD,
+        "check_fit_idempotent": _NO_THRESHOLD,
+    }
+
     def __init__(self, *, rank: int = 10, learning_rate: float = 1e-3, margin: float = 30.0,
                  max_norm: float | None = 10.0, epochs: int = 10,
                  random_state: int | None = None):
@@ -159,7 +186,7 @@ class WSABIE(BaseMethod):
         """None: WSABIE ranks labels and has no decision threshold (see Notes)."""
         return None
 
-    def fit(self, X, Y, *, observed=None):
+    def _fit(self, X, Y, *, observed=None):
         """Train the embeddings by WARP stochastic gradient descent.
 
         Parameters
@@ -233,7 +260,7 @@ class WSABIE(BaseMethod):
                   time.perf_counter() - start)
         return self
 
-    def decision_function(self, X) -> np.ndarray:
+    def _decision_function(self, X) -> np.ndarray:
         """Scores ``X V_' U_'`` of shape (n_rows, n_labels), for any row slice."""
         check_is_fitted(self, "U_")
         X = check_n_features("WSABIE", X, self.n_features_in_)
