@@ -129,8 +129,11 @@ def _overrides(args) -> tuple:
                    "from their own data path (default: runner.ship_data, else no).")
 @click.option("--scheduler-timeout", type=click.FloatRange(min=0.1), default=10.0,
               show_default=True, help="Seconds to wait for the Dask scheduler to answer.")
+@click.option("--save-models", is_flag=True,
+              help="Keep each cell's fitted model in <output>/models/<cell_id>.joblib "
+                   "(mlx.load_model(RESULTS, cell_id)); cells finished without one rerun.")
 def run(config, overrides, jobs, force, output, only, quiet, wait, backend, scheduler,
-        ship_data, scheduler_timeout):
+        ship_data, scheduler_timeout, save_models):
     """Run every cell of CONFIG and write results under results/<name>/.
 
     Finished cells are cached: a killed run resumes where it stopped. KEY.PATH=VALUE
@@ -144,7 +147,7 @@ def run(config, overrides, jobs, force, output, only, quiet, wait, backend, sche
     summary = run_experiment(cfg, jobs=jobs, force=force, output=output, only=only,
                              quiet=quiet, progress=not quiet and sys.stderr.isatty(), wait=wait,
                              backend=backend, scheduler=scheduler, ship_data=ship_data,
-                             scheduler_timeout=scheduler_timeout)
+                             scheduler_timeout=scheduler_timeout, save_models=save_models)
     click.echo(summary.table_md)
     counts = ", ".join(f"{n} {s}" for s, n in sorted(summary.counts.items()))
     click.echo(f"{summary.n_cells} cells ({counts}); results in {summary.output}/", err=True)

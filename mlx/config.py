@@ -27,7 +27,7 @@ TOP_KEYS = ("name", "seed", "dataset", "split", "target", "preprocess", "methods
 METHOD_KEYS = ("name", "label", "params", "grid", "select", "preprocess", "threshold")
 SWEEP_KEYS = ("rank_ratio", "rank", "observed_ratio", "labelled_ratio", "repetitions")
 SPLIT_KEYS = ("test_fraction", "stratify", "repetitions")
-EVAL_KEYS = ("auc_degenerate", "batch_size", "splits")
+EVAL_KEYS = ("auc_degenerate", "batch_size", "splits", "store_top_k")
 SELECTION_KEYS = ("metric", "validation_fraction", "cv", "stratify")
 RUNNER_KEYS = ("jobs", "backend", "scheduler", "ship_data")
 BACKENDS = ("local", "dask")
@@ -109,6 +109,7 @@ class Config:
     ship_data: bool = False               # runner.ship_data: scatter the data to Dask workers
     units: str | None = None              # percent | fraction for [0, 1] metrics (tables, plots)
     overrides: tuple = ()                 # command-line key.path=value texts, as given
+    store_top_k: int = 20                 # evaluation.store_top_k: depth of the stored ranking
 
     def resolved(self) -> dict:
         """The config after defaults, as plain data (written with the results)."""
@@ -134,7 +135,7 @@ class Config:
                       "repetitions": self.repetitions},
             "metrics": list(self.metrics),
             "evaluation": {"auc_degenerate": self.auc_degenerate, "batch_size": self.batch_size,
-                           "splits": list(self.eval_splits)},
+                           "splits": list(self.eval_splits), "store_top_k": self.store_top_k},
             "selection": {"metric": self.selection_metric,
                           "validation_fraction": self.validation_fraction, "cv": self.cv,
                           "stratify": self.selection_stratify},
@@ -226,6 +227,7 @@ def parse_config(raw: dict, *, source: str | None = None) -> Config:
     batch_size = ev.get("batch_size")
     if batch_size is not None:
         batch_size = as_int(batch_size, "evaluation.batch_size", source, minimum=1)
+    store_top_k = as_int(ev.get("store_top_k", 20), "evaluation.store_top_k", source, minimum=1)
     splits = tuple(as_list(ev.get("splits", ["test"]), "evaluation.splits", source))
     for i, s_ in enumerate(splits):
         if s_ not in ("test", "train"):
@@ -363,6 +365,7 @@ def parse_config(raw: dict, *, source: str | None = None) -> Config:
         preprocess=list(preprocess_node), methods=tuple(specs), rank_ratio=rank_ratio,
         observed_ratio=observed_ratio, repetitions=repetitions, metrics=tuple(metrics),
         auc_degenerate=auc_degenerate, batch_size=batch_size, eval_splits=splits,
+        store_top_k=store_top_k,
         selection_metric=selection_metric, validation_fraction=validation_fraction,
         jobs=jobs, backend=backend, scheduler=scheduler, ship_data=ship_data,
         output=output, source=source, raw=raw, task=task.name, split=split,

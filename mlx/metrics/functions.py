@@ -170,7 +170,12 @@ def _pred_counts(Y: sp.csr_matrix, scores: np.ndarray, threshold: float):
 
 
 def _precision(Y, scores, k, topk):
-    return _lookup(Y, topk).sum(axis=1) / k
+    return _precision_from_hits(_lookup(Y, topk), k)
+
+
+def _precision_from_hits(hits: np.ndarray, k: int) -> np.ndarray:
+    """P@k from ``hits[i, r]`` (the rank-r label of row i is a label), r < min(k, L)."""
+    return hits.sum(axis=1) / k
 
 
 def precision_at_k(y_true, scores, *, k: int, topk=None) -> np.ndarray:
@@ -205,10 +210,14 @@ def precision_at_k(y_true, scores, *, k: int, topk=None) -> np.ndarray:
 
 
 def _ndcg(Y, scores, k, topk):
+    return _ndcg_from_hits(_lookup(Y, topk), np.diff(Y.indptr), k)
+
+
+def _ndcg_from_hits(gains: np.ndarray, n_true: np.ndarray, k: int) -> np.ndarray:
+    """nDCG@k from the top-ranked hits (as :func:`_precision_from_hits`) and the number of
+    labels of each row."""
     discount = 1.0 / np.log2(np.arange(2, k + 2))
-    gains = _lookup(Y, topk)
     dcg = (gains * discount[: gains.shape[1]]).sum(axis=1)
-    n_true = np.diff(Y.indptr)
     ideal = np.concatenate([[np.nan], np.cumsum(discount)])[np.minimum(n_true, k)]
     with np.errstate(invalid="ignore"):
         return dcg / ideal

@@ -116,6 +116,49 @@ def _evaluate(method, cell, X, Y, metrics, threshold, Y_train):
     return out
 
 
+SUMMARIES = "_summaries"   # record keys the cell store writes to files, not to the JSON
+MODEL = "_model"
+
+
+def _summarize(method, cell, X, Y, Y_train) -> dict:
+    """What every metric needs of the method's scores on ``(X, Y)`` (mlx.metrics.stored)."""
+    from mlx.metrics.stored import summarize
+    from mlx.tasks import get_task
+
+    t = cell.threshold if cell.threshold is not None else method.threshold
+    predict = get_task(cell.task).predictor(method.decision_function, Y_train)
+    return summarize(predict, X, Y, task=cell.task, threshold=t,
+                     auc_degenerate=cell.auc_degenerate, batch_size=cell.batch_size,
+                     top_k=cell.store_top_k)
+
+
+def results_from_summary(summary: dict, metrics) -> dict:
+    """A record's ``results[split]``: ``{metric: [value, n_eval]}`` from a summary."""
+    from mlx.metrics.stored import metrics_from_summary
+
+    res = metrics_from_summary(summary, metrics)
+    return {m: [_jsonable(v), int(n)] for m, (v, n) in res.items()}
+
+
+def _model_bytes(cell, method, pre, Y_train) -> bytes:
+    """The fitted model with its preprocessing, as joblib bytes (see mlx.runner.models)."""
+    import io
+
+    import joblib
+
+    from mlx.runner.models import FittedCell
+
+    levels = None
+    if cell.task == "ordinal":
+        import scipy.sparse as sp
+
+        levels = np.unique(sp.csr_matrix(Y_train).toarray().ravel())
+    buf = io.BytesIO()
+    joblib.dump(FittedCell(cell_id=cell.cell_id(), description=cell.describe(), task=cell.task,
+                           preprocessor=pre, estimator=method, levels=levels), buf, compress=3)
+    return buf.getvalue()
+
+
 def _blank_note(method, cell) -> str:
     """Why thresholded metrics are blank for this cell ("" when they are not)."""
     from mlx.metrics import parse_metric
@@ -249,7 +292,7 @@ def _run_cell(cell) -> dict:
         if reason:
             record.update(status="skipped", message=reason)
             return record
-        _, (X_train, X_test) = _preprocess(steps, train.X, test.X)
+        pre, (X_train, X_test) = _preprocess(steps, train.X, test.X)
         X_unlab = X_train[data.unlabelled] if data.labelled is not None else None
         t0 = time.perf_counter()
         _fit(method, X_train[rows], data.Y_fit, data.mask, X_unlab)
@@ -260,11 +303,16 @@ def _run_cell(cell) -> dict:
             n_iter = int(np.max(n_iter)) if np.size(n_iter) else 0
         record["n_iter"] = _jsonable(n_iter)
         t0 = time.perf_counter()
+        summaries = {}
         for split_name in cell.eval_splits:
             X, Y = (X_test, test.Y) if split_name == "test" else (X_train, train.Y)
-            res = _evaluate(method, cell, X, Y, cell.metrics, cell.threshold, data.Y_fit)
-            record["results"][split_name] = {m: [_jsonable(v), int(n)] for m, (v, n) in res.items()}
+            summaries[split_name] = _summarize(method, cell, X, Y, data.Y_fit)
+            record["results"][split_name] = results_from_summary(summaries[split_name],
+                                                                 cell.metrics)
         record["predict_seconds"] = time.perf_counter() - t0
+        record[SUMMARIES] = summaries
+        if cell.save_model:
+            record[MODEL] = _model_bytes(cell, method, pre, data.Y_fit)
         # A method's own note about this fit (``message_``, e.g. classes without a labelled
         # example), then the runner's (metrics left blank).
         notes = [str(getattr(method, "message_", "") or ""), _blank_note(method, cell)]

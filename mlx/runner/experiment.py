@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import os
@@ -16,7 +17,7 @@ from tqdm import tqdm
 from mlx.config import Config
 from mlx.errors import ConfigError, Interrupted
 from mlx.io import atomic_write_text
-from mlx.runner.cells import run_cells, stop_on_signals
+from mlx.runner.cells import MODEL, SUMMARIES, run_cells, stop_on_signals
 from mlx.runner.progress import Progress
 from mlx.runner.output import OutputLock, probe_output, remove_created
 from mlx.runner.results import (CellStore, records_to_frame, render_tables,
@@ -64,7 +65,7 @@ def run_experiment(config: Config, *, jobs: int | None = None, force: bool = Fal
                    wait: bool = False, backend: str | None = None,
                    scheduler: str | None = None, ship_data: bool | None = None,
                    scheduler_timeout: float = 10.0,
-                   heartbeat: float | None = None) -> RunSummary:
+                   heartbeat: float | None = None, save_models: bool = False) -> RunSummary:
     """Run every cell of ``config`` not already finished under its output directory.
 
     The output directory is checked writable and locked (``wait``: until another run on it
@@ -72,13 +73,16 @@ def run_experiment(config: Config, *, jobs: int | None = None, force: bool = Fal
     is ``"local"``, a pool of ``jobs`` processes, or ``"dask"``: the cells go to the Dask
     scheduler at ``scheduler`` (None: a local Dask cluster of ``jobs`` workers), the data
     scattered once when ``ship_data`` (see :mod:`mlx.runner.dask_backend`); the results are
-    the same. SIGINT and SIGTERM stop the run within about a second:
+    the same. ``save_models`` keeps each finished cell's fitted model under ``models/``
+    (:func:`mlx.load_model`). SIGINT and SIGTERM stop the run within about a second:
     queued cells are cancelled, workers terminated, finished cells kept in the cell cache,
     and :class:`~mlx.errors.Interrupted` is raised with how many cells are kept. A run that
     fails before finishing any cell leaves no output directory behind.
     """
     out = Path(output or config.output)
     all_cells = expand(config)
+    if save_models:
+        all_cells = [dataclasses.replace(c, save_model=True) for c in all_cells]
     cells = all_cells
     if only:
         cells = [c for c in all_cells if only in (c.method, c.label)]
@@ -116,6 +120,37 @@ def run_experiment(config: Config, *, jobs: int | None = None, force: bool = Fal
             remove_created(created)
 
 
+def _reusable(store: CellStore, cell) -> dict | None:
+    """A finished cell's record with results for every metric ``cell`` asks for, computed
+    from its stored score summaries when the record lacks some (no refit); None when the
+    cell must run (not finished, no summaries for a new metric, no saved model asked for)."""
+    from mlx.runner.cells import results_from_summary
+    from mlx.runner.models import model_path
+
+    rec = store.get(cell.cell_id())
+    if rec is None or rec["status"] != "ok":
+        return rec
+    if cell.save_model and not model_path(store.dir.parent, cell.cell_id()).is_file():
+        return None
+    results = rec.get("results") or {}
+    lacking = {split: [m for m in cell.metrics if m not in results.get(split, {})]
+               for split in cell.eval_splits}
+    if not any(lacking.values()):
+        return rec
+    from mlx.metrics.stored import missing_metrics
+
+    summaries = store.summaries(cell.cell_id())
+    if summaries is None or any(split not in summaries or missing_metrics(summaries[split], ms)
+                                for split, ms in lacking.items() if ms):
+        return None
+    for split, ms in lacking.items():
+        if ms:
+            results.setdefault(split, {}).update(results_from_summary(summaries[split], ms))
+    rec["results"] = results
+    store.put(rec)
+    return rec
+
+
 def _run_locked(config, out: Path, all_cells, cells, *, jobs, force, only, quiet, progress,
                 kept, runner, heartbeat=None) -> RunSummary:
     jobs = jobs or config.jobs or default_jobs()
@@ -125,7 +160,7 @@ def _run_locked(config, out: Path, all_cells, cells, *, jobs, force, only, quiet
 
     records, todo = {}, []
     for cell in cells:
-        rec = None if force else store.get(cell.cell_id())
+        rec = None if force else _reusable(store, cell)
         if rec is not None:
             records[cell.cell_id()] = rec
         else:
@@ -161,6 +196,8 @@ def _run_locked(config, out: Path, all_cells, cells, *, jobs, force, only, quiet
         if record["status"] in CellStore.REUSABLE:
             store.put(record)
             kept["n"] += 1
+        for key in (SUMMARIES, MODEL):           # on disk now; not held for the whole run
+            record.pop(key, None)
         status = record["status"]
         if status == "ok":
             line = f"{cell.describe()} done {record['fit_seconds']:.2f}s"

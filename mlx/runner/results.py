@@ -60,7 +60,34 @@ class CellStore:
             return None
         return rec if rec.get("status") in self.REUSABLE else None
 
+    def summaries_path(self, cell_id: str) -> Path:
+        return self.dir / f"{cell_id}.scores.npz"
+
+    def summaries(self, cell_id: str) -> dict | None:
+        """The stored score summaries ``{split: summary}`` of a cell, or None."""
+        from mlx.metrics.stored import load_summaries
+
+        try:
+            return load_summaries(self.summaries_path(cell_id))
+        except (OSError, ValueError, KeyError):
+            return None
+
     def put(self, record: dict) -> None:
+        """Write a finished cell: its score summaries and fitted model (when the record
+        carries them) first, then the JSON record that marks the cell finished."""
+        from mlx.io import atomic_write_bytes
+        from mlx.runner.cells import MODEL, SUMMARIES
+
+        record = dict(record)
+        summaries, model = record.pop(SUMMARIES, None), record.pop(MODEL, None)
+        if summaries:
+            from mlx.metrics.stored import save_summaries
+
+            atomic_write_bytes(self.summaries_path(record["cell_id"]), save_summaries(summaries))
+        if model is not None:
+            from mlx.runner.models import model_path
+
+            atomic_write_bytes(model_path(self.dir.parent, record["cell_id"]), model)
         atomic_write_text(self.path(record["cell_id"]), json.dumps(record, sort_keys=True, indent=1))
 
 

@@ -59,6 +59,8 @@ class Cell:
     selection_stratify: bool = False
     method_index: int = 0         # the method's position in the config (for messages)
     rank_floor: int = 0           # rank >= min(n_labels, rank_floor) (the default sweep)
+    store_top_k: int = 20         # depth of the stored label ranking (not part of the id)
+    save_model: bool = False      # keep the fitted model (mlx run --save-models; not in the id)
 
     def rank_for(self, n_labels: int) -> int:
         """The rank this cell fits with ``n_labels`` labels (methods with a rank only)."""
@@ -95,11 +97,12 @@ class Cell:
         return canonical_json(key)
 
     def key(self) -> str:
-        """Everything that determines the cell's result rows."""
+        """Everything that determines the cell's stored scores; the metrics computed from
+        them and the display label are not part of it, so a config that changes only
+        those reuses every cell (:mod:`mlx.metrics.stored`)."""
         return canonical_json({
-            "model": self.model_key(), "label": self.label, "threshold": self.threshold,
-            "metrics": list(self.metrics), "auc_degenerate": self.auc_degenerate,
-            "eval_splits": list(self.eval_splits),
+            "model": self.model_key(), "threshold": self.threshold,
+            "auc_degenerate": self.auc_degenerate, "eval_splits": list(self.eval_splits),
         })
 
     def cell_id(self) -> str:
@@ -170,5 +173,5 @@ def expand(config: Config) -> list[Cell]:
                     order=len(cells), task=config.task, split=split, target=config.target,
                     rank=rank, labelled_ratio=labelled, cv=config.cv,
                     selection_stratify=config.selection_stratify, method_index=spec.index,
-                    rank_floor=config.rank_floor))
+                    rank_floor=config.rank_floor, store_top_k=config.store_top_k))
     return cells
