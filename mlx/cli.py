@@ -189,6 +189,25 @@ def validate(configs):
         click.echo(f"{path}: ok, {len(cells)} cells{note}")
 
 
+@cli.command()
+@click.argument("results", type=click.Path())
+@click.option("--metrics", "metrics", required=True, metavar="NAMES",
+              help="Comma-separated metric names, e.g. ndcg@3,auc (see 'mlx metrics').")
+def evaluate(results, metrics):
+    """Add metrics to a finished run from its stored scores, without refitting.
+
+    RESULTS is a results directory (or its results.csv). Each finished cell's stored score
+    summary gives the rows of NAMES exactly as a run would; results.csv and the tables are
+    rewritten.
+    """
+    from mlx.runner.evaluate import evaluate_results
+
+    done = evaluate_results(results, metrics)
+    click.echo(done["table_md"])
+    click.echo(f"{', '.join(done['metrics'])}: {done['rows']} rows from the stored scores of "
+               f"{done['cells']} cells; results in {done['output']}/", err=True)
+
+
 # ----------------------------------------------------------------------------- listings
 @cli.command("methods")
 @click.argument("name", required=False)

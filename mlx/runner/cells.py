@@ -122,14 +122,17 @@ MODEL = "_model"
 
 def _summarize(method, cell, X, Y, Y_train) -> dict:
     """What every metric needs of the method's scores on ``(X, Y)`` (mlx.metrics.stored)."""
+    from mlx.metrics import parse_metric
     from mlx.metrics.stored import summarize
     from mlx.tasks import get_task
 
     t = cell.threshold if cell.threshold is not None else method.threshold
     predict = get_task(cell.task).predictor(method.decision_function, Y_train)
+    # At least as deep as the config's own @k metrics need.
+    depth = max([cell.store_top_k] + [parse_metric(m).k or 0 for m in cell.metrics])
     return summarize(predict, X, Y, task=cell.task, threshold=t,
                      auc_degenerate=cell.auc_degenerate, batch_size=cell.batch_size,
-                     top_k=cell.store_top_k)
+                     top_k=depth)
 
 
 def results_from_summary(summary: dict, metrics) -> dict:
