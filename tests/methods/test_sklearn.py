@@ -73,9 +73,9 @@ def _multilabel(n=160, d=20, L=8, seed=0):
 
 
 def test_grid_search_and_cross_val_score_on_multilabel_data():
-    X, Y = _multilabel()
+    X, Y = _multilabel(L=20)
     scorer = make_scorer(f1_score, average="samples", zero_division=0)
-    search = GridSearchCV(LEML(rank=4, loss="logistic", max_iter=5, random_state=0),
+    search = GridSearchCV(LEML(rank=10, loss="logistic", max_iter=5, random_state=0),
                           {"l2_reg": [1e-3, 1e3]}, scoring=scorer, cv=3)
     search.fit(X, Y)
     assert search.best_params_ == {"l2_reg": 1e-3}       # heavy shrinkage predicts nothing
