@@ -158,12 +158,13 @@ def _run_locked(config, out: Path, all_cells, cells, *, jobs, force, only, quiet
     store = CellStore(out)
     started = time.time()
 
-    records, todo = {}, []
+    records, todo, queued = {}, [], set()
     for cell in cells:
         rec = None if force else _reusable(store, cell)
         if rec is not None:
             records[cell.cell_id()] = rec
-        else:
+        elif cell.cell_id() not in queued:    # methods differing only in label: one fit
+            queued.add(cell.cell_id())
             todo.append(cell)
     n_reused = len(records)
     # Cells outside --only that finished earlier stay in results.csv.

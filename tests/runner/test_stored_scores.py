@@ -171,3 +171,21 @@ def test_saved_model_predicts_on_new_data(tmp_path):
     # a later run without --save-models keeps them; one with it reuses every cell
     r = invoke("run", "-j", "1", "-o", str(out), "--save-models", str(p))
     assert "4 of 4 cells already finished" in r.output
+
+
+def test_methods_differing_only_in_label_share_one_fit(tmp_path):
+    p = write(tmp_path, "dup.yaml", """
+        name: dup
+        dataset:
+          synthetic: {n_samples: 120, n_features: 12, n_labels: 6, rank: 2, seed: 0}
+        methods:
+          - {name: br, label: A}
+          - {name: br, label: B}
+        metrics: [p@1]
+        """)
+    r = invoke("run", "-j", "1", "-o", str(tmp_path / "out"), str(p))
+    assert r.exit_code == 0, r.output
+    assert r.output.count(" done ") == 1
+    frame = pd.read_csv(tmp_path / "out" / "results.csv")
+    assert sorted(frame["label"]) == ["A", "B"] and frame["cell_id"].nunique() == 1
+    assert frame["value"].nunique() == 1
