@@ -12,12 +12,17 @@ YAML is read with two guards that PyYAML's ``safe_load`` lacks:
   last silently);
 * aliases may not expand into more than :data:`MAX_NODES` nodes (a few kilobytes of nested
   aliases can otherwise expand into gigabytes: the "billion laughs").
+
+Numbers in scientific notation are floats as in YAML 1.2 (``1e3``, ``1.0e6``, ``2.5E-4``);
+YAML 1.1, which PyYAML follows, reads them as strings unless they have a dot and a signed
+exponent (``1.0e+6``).
 """
 
 from __future__ import annotations
 
 import numbers
 import os
+import re
 
 import yaml
 
@@ -105,6 +110,12 @@ class _Loader(yaml.SafeLoader):
 
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
                         _Loader.construct_mapping)
+# The YAML 1.2 core schema's float rule (after YAML 1.1's, which still reads 1_000.5 and
+# 1.0e+6): the exponent's sign is optional and the dot is not needed.
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)$"),
+    list("-+0123456789."))
 
 
 def read_yaml(path: str | os.PathLike, *, empty_hint: str):

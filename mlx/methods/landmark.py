@@ -290,8 +290,8 @@ class Landmark(BaseMethod):
         ORLand: the margin ``gamma`` each point should keep from its level's thresholds, in
         units of the threshold spacing (1). 1/2 leaves no dead zone (the loss is then a
         squared error to the level index, one-sided at the extreme levels).
-    bandwidth : float > 0 or None, default=None
-        Gaussian similarity: ``sigma``. None: the mean Euclidean distance between
+    bandwidth : float in [1e-150, 1e150] or None, default=None
+        Gaussian similarity: ``sigma`` (outside that range ``sigma^2`` under- or overflows). None: the mean Euclidean distance between
         training points (the paper's rule, Appendix G), estimated from the distances of the
         ``n_landmarks`` sampled rows to all training rows; 1.0 if that is 0.
     fit_intercept : bool, default=True
@@ -380,7 +380,8 @@ class Landmark(BaseMethod):
         "epsilon": [Interval(Real, 0, None, closed="left")],
         "loss": [StrOptions(set(_SVR_SOLVER))],
         "margin": [Interval(Real, 0, 0.5, closed="right")],
-        "bandwidth": [None, Interval(Real, 0, None, closed="neither")],
+        # bandwidth^2 must stay a normal float: 1e-300 squared is 0 (a division by zero)
+        "bandwidth": [None, Interval(Real, 1e-150, 1e150, closed="both")],
         "fit_intercept": [BOOL],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [None, Interval(Real, 0, None, closed="neither")],

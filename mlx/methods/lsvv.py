@@ -265,7 +265,7 @@ class LSVV(BaseMethod):
         ``phi(x) = x``, or ``phi(x) = sqrt(2/D) cos(Omega' x + b)`` (eq. (18)).
     n_components : int >= 1, default=100
         D, the number of random Fourier features (the paper's D = 100); unused when linear.
-    bandwidth : float > 0 or "median", default="median"
+    bandwidth : float in [1e-150, 1e150] or "median", default="median"
         sigma of the Gaussian kernel ``exp(-||x - x'||^2 / (2 sigma^2))``: ``Omega`` has
         ``N(0, 1/sigma^2)`` entries. ``"median"``: the median distance between training rows
         (labelled and unlabelled; at most 500 drawn with ``random_state``). The paper tunes
@@ -399,7 +399,7 @@ class LSVV(BaseMethod):
         "task": [StrOptions(set(tasks))],
         "space": [StrOptions({"linear", "rff"})],
         "n_components": [Interval(Integral, 1, None, closed="left")],
-        "bandwidth": [Interval(Real, 0, None, closed="neither"), StrOptions({"median"})],
+        "bandwidth": [Interval(Real, 1e-150, 1e150, closed="both"), StrOptions({"median"})],
         "tau_A": [Interval(Real, 0, None, closed="left")],
         "tau_I": [Interval(Real, 0, None, closed="left")],
         "tau_S": [Interval(Real, 0, None, closed="left")],
