@@ -329,12 +329,36 @@ def _from_synthetic(node: dict, source, key_path) -> DatasetSpec:
             values[key] = as_int(value, f"{kp}.{key}", source, minimum=_INT_MIN[key])
         else:
             values[key] = _check_float(value, f"{kp}.{key}", source, *_FLOAT_RANGE[key])
+    _check_synthetic_size(task, values, source, kp)
     default_name = "synthetic" if task == "multilabel" else "synthetic-multiclass"
     name = _check_str(node["name"], f"{key_path}.name", source) if "name" in node \
         else default_name
     return DatasetSpec(name=name, kind="synthetic", format=None, task=task,
                        params=(("task", task),) + tuple(sorted(values.items())),
                        source=source, key_path=key_path)
+
+
+def _check_synthetic_size(task: str, values: dict, source, kp) -> None:
+    """Refuse up front generator parameters whose data would not fit in memory."""
+    from mlx.data.synthetic import memory_bytes
+    from mlx.data.xmc_synth import available_memory
+
+    need = memory_bytes(task, values)
+    avail, where = available_memory()
+    if need > avail:
+        per_row = max(1, memory_bytes(task, {**values, "n_samples": 1, "n_test": 0}))
+        raise ConfigError(source, kp, f"{values['n_samples'] + values['n_test']} rows would "
+                                      f"need about {_bytes(need)} of memory to generate, more "
+                                      f"than the {_bytes(avail)} available ({where}); use at "
+                                      f"most {avail // per_row} rows (n_samples + n_test)")
+
+
+def _bytes(n: float) -> str:
+    for unit in ("B", "kB", "MB", "GB", "TB", "PB"):
+        if n < 1000 or unit == "PB":
+            return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1000
+    return ""  # pragma: no cover
 
 
 _XMC_KEYS = ("like", "scale", "dims_scale", "seed")

@@ -11,7 +11,18 @@ import scipy.sparse as sp
 
 from mlx.data.dataset import Dataset, Split, canonical_csr
 
-__all__ = ["make_low_rank_multilabel", "make_multiclass"]
+__all__ = ["make_low_rank_multilabel", "make_multiclass", "memory_bytes"]
+
+
+def memory_bytes(task: str, params: dict) -> int:
+    """What generating ``params`` (the generator's keyword arguments) takes in memory, about:
+    the generators draw dense ``(n, d)`` and ``(n, L)`` arrays (a few float copies of each)
+    and return them as CSR, so 32 bytes per cell of each, rounded up."""
+    n = int(params.get("n_samples", 200)) + int(params.get("n_test", 100))
+    width = int(params.get("n_features", 50 if task == "multilabel" else 10))
+    width += int(params.get("n_labels" if task == "multilabel" else "n_classes",
+                            20 if task == "multilabel" else 4))
+    return 32 * n * width
 
 
 def _check_int(name: str, value, minimum: int) -> int:
