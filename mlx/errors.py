@@ -21,6 +21,8 @@ __all__ = [
     "DivergenceError",
     "NotFittedError",
     "OutputError",
+    "LinkRefusedError",
+    "WriteFailedError",
     "Interrupted",
     "suggest",
 ]
@@ -108,6 +110,27 @@ class OutputError(MlxError):
     """The output directory cannot be written, or another run holds it."""
 
     exit_code = 2
+
+
+class LinkRefusedError(OutputError, OSError):
+    """A file or directory mlx would write is a symbolic link (or a second name of another
+    file); mlx never writes through one. Also an :class:`OSError`, so code that tolerates a
+    failed write of a cache tolerates this one alike."""
+
+    exit_code = 2
+
+    def __init__(self, path, what: str = "a symbolic link"):
+        self.path = str(path)
+        super().__init__(f"{path}: is {what}; mlx writes only files it creates itself and "
+                         f"never follows or replaces links: remove it or choose another "
+                         f"output directory")
+
+
+class WriteFailedError(OutputError, OSError):
+    """Writing a file failed on the way (a full disk, a file-size limit, an I/O error): the
+    environment failed, not the input, so the exit status is 1. Also an :class:`OSError`."""
+
+    exit_code = 1
 
 
 class Interrupted(KeyboardInterrupt):

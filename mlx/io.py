@@ -8,6 +8,12 @@ removed and the destination is left as it was, and directories created for it ar
 again. The file gets the mode any new file gets under the user's umask (``0o666 & ~umask``,
 as other tools' files do; ``mkstemp`` alone would give ``0o600``); the destination's
 directory is created when missing.
+
+Nothing is written through a symbolic link: a destination that is a link is refused with
+:class:`~mlx.errors.LinkRefusedError` (replacing it would be safe for its target, but
+the user meant the link for something). A write that fails (``ENOSPC``, ``EFBIG`` under a
+file-size limit, ``EIO``) raises :class:`~mlx.errors.WriteFailedError` naming the path and the
+reason; both are :class:`OSError` subclasses.
 """
 
 from __future__ import annotations
@@ -19,7 +25,23 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["atomic_write_bytes", "atomic_write_text"]
+from mlx.errors import LinkRefusedError, WriteFailedError
+
+__all__ = ["atomic_write_bytes", "atomic_write_text", "write_failed"]
+
+
+def write_failed(path, exc: OSError) -> WriteFailedError:
+    """The one-line error for a failed write of ``path`` (the reason and what to do)."""
+    import errno
+
+    reason = exc.strerror or type(exc).__name__
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        todo = "free space on that file system or choose another output directory"
+    elif exc.errno == errno.EFBIG:
+        todo = "the file-size limit (ulimit -f) is too small for it; raise it"
+    else:
+        todo = "check the file system and its permissions"
+    return WriteFailedError(f"{path}: cannot write: {reason}; {todo}")
 
 
 def atomic_write_bytes(path: str | os.PathLike, content: bytes | Callable[[BinaryIO], object],
@@ -40,10 +62,15 @@ def atomic_write_bytes(path: str | os.PathLike, content: bytes | Callable[[Binar
         Suffix of the temporary file ``.<name>.<random><suffix>``.
     """
     path = Path(path)
+    if path.is_symlink():
+        raise LinkRefusedError(path)
     created = [p for p in [path.parent, *path.parent.parents] if not p.exists()]
-    path.parent.mkdir(parents=True, exist_ok=True)
     write = content if callable(content) else (lambda fh: fh.write(content))
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
+    except OSError as exc:
+        raise write_failed(path, exc) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             if compress:
@@ -54,13 +81,16 @@ def atomic_write_bytes(path: str | os.PathLike, content: bytes | Callable[[Binar
                 write(fh)
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
         for directory in created:                # deepest first; only if still empty
             try:
                 directory.rmdir()
             except OSError:
                 break
+        if isinstance(exc, OSError) and not isinstance(exc, (LinkRefusedError,
+                                                             WriteFailedError)):
+            raise write_failed(path, exc) from None
         raise
     return path
 

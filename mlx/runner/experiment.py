@@ -15,11 +15,11 @@ import yaml
 from tqdm import tqdm
 
 from mlx.config import Config
-from mlx.errors import ConfigError, Interrupted
+from mlx.errors import ConfigError, Interrupted, WriteFailedError
 from mlx.io import atomic_write_text
 from mlx.runner.cells import MODEL, SUMMARIES, run_cells, stop_on_signals
 from mlx.runner.progress import Progress
-from mlx.runner.output import OutputLock, probe_output, remove_created
+from mlx.runner.output import OutputLock, check_no_links, probe_output, remove_created
 from mlx.runner.results import (CellStore, records_to_frame, render_tables,
                                 system_info, write_manifest, write_results)
 from mlx.runner.sweep import canonical_json, expand
@@ -108,9 +108,13 @@ def run_experiment(config: Config, *, jobs: int | None = None, force: bool = Fal
     kept = {"n": 0}
     try:
         with OutputLock(out, wait=wait), stop_on_signals():
+            check_no_links(out)
             return _run_locked(config, out, all_cells, cells, jobs=jobs, force=force,
                                only=only, quiet=quiet, progress=progress, kept=kept,
                                runner=runner, heartbeat=heartbeat)
+    except WriteFailedError as exc:
+        raise WriteFailedError(f"{exc}; {kept['n']} cell(s) finished in this run are kept in "
+                               f"{out}/cells: {resume_hint(force)}") from None
     except Interrupted as exc:
         raise Interrupted(exc.signum, f"interrupted by {signal.Signals(exc.signum).name}: "
                                       f"{kept['n']} cell(s) finished in this run are kept in "

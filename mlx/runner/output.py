@@ -8,6 +8,13 @@ an output path that is a file, lies under a file, or is not writable fails in a 
 ``mlx run`` on the same directory says which run holds it and stops (or, with ``--wait``,
 waits), instead of computing every cell twice. The kernel releases the lock when its process
 ends, however it ends, so a killed run never leaves a stale lock behind.
+
+Nothing outside the output directory is ever touched: the lock is opened without following
+a symbolic link (``O_NOFOLLOW``) and must be a regular file with one name, so a planted link
+(symbolic or hard) to another file is refused before anything is truncated;
+:func:`check_no_links` refuses a ``cells`` directory that is a link, and every file is
+written as a new temporary file renamed into place (:mod:`mlx.io`), which refuses a
+destination that is a link.
 """
 
 from __future__ import annotations
@@ -15,13 +22,14 @@ from __future__ import annotations
 import json
 import os
 import socket
+import stat
 import tempfile
 import time
 from pathlib import Path
 
-from mlx.errors import OutputError
+from mlx.errors import LinkRefusedError, OutputError
 
-__all__ = ["probe_output", "remove_created", "OutputLock", "LOCK_NAME"]
+__all__ = ["probe_output", "remove_created", "check_no_links", "OutputLock", "LOCK_NAME"]
 
 LOCK_NAME = ".mlx.lock"
 
@@ -37,6 +45,9 @@ def probe_output(out: str | os.PathLike) -> list[Path]:
     writes anything can remove them with :func:`remove_created` and leave no trace.
     """
     out = Path(out)
+    if "\0" in str(out):
+        raise OutputError(f"{str(out)!r}: cannot write results: the path contains a NUL "
+                          f"byte, which no file name can hold; choose another output")
     created = [p for p in [out, *out.parents] if not p.exists()][::-1]
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -47,6 +58,19 @@ def probe_output(out: str | os.PathLike) -> list[Path]:
         remove_created(created)
         raise OutputError(f"{out}: cannot write results: {_reason(exc)}") from None
     return created
+
+
+#: What a run writes in its output directory.
+RUN_FILES = ("cells", "results.csv", "manifest.json", "table.md", "table.csv",
+             "config.resolved.yaml")
+
+
+def check_no_links(out: str | os.PathLike, names=RUN_FILES) -> None:
+    """Refuse entries ``names`` of ``out`` that are symbolic links, before any work (what a
+    run writes into must be the output directory's own)."""
+    for name in names:
+        if (Path(out) / name).is_symlink():
+            raise LinkRefusedError(Path(out) / name)
 
 
 def remove_created(created: list[Path]) -> None:
@@ -90,7 +114,21 @@ class OutputLock:
     def __enter__(self):
         import fcntl
 
-        fh = open(self.path, "a+", encoding="utf-8")
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC
+        try:
+            fd = os.open(self.path, flags | getattr(os, "O_NONBLOCK", 0), 0o666)
+        except OSError as exc:
+            if self.path.is_symlink():
+                raise LinkRefusedError(self.path) from None
+            raise OutputError(f"{self.path}: cannot create the lock file: {_reason(exc)}") \
+                from None
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+            os.close(fd)
+            raise LinkRefusedError(self.path, "a hard link to another file" if
+                                   stat.S_ISREG(st.st_mode) else "not a regular file")
+        os.set_blocking(fd, True)
+        fh = open(fd, "a+", encoding="utf-8")
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | (0 if self.wait else fcntl.LOCK_NB))
         except BlockingIOError:

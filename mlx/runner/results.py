@@ -53,8 +53,9 @@ class CellStore:
         return self.dir / f"{cell_id}.json"
 
     def get(self, cell_id: str) -> dict | None:
-        try:
-            with open(self.path(cell_id), encoding="utf-8") as fh:
+        try:                                     # a planted link is not a finished cell
+            fd = os.open(self.path(cell_id), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            with open(fd, encoding="utf-8") as fh:
                 rec = json.load(fh)
         except (OSError, ValueError):
             return None
