@@ -81,8 +81,14 @@ def _setup_logging(verbose: int) -> None:
 @click.version_option(own_version(), prog_name="mlx")
 @click.option("--debug", is_flag=True, help="Show full tracebacks instead of one-line errors.")
 @click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
+@click.option("--max-line-bytes", metavar="SIZE", default=None,
+              help="Longest line a data file may have, e.g. 64M (default 16M; also "
+                   "MLX_MAX_LINE_BYTES).")
+@click.option("--max-read-memory", metavar="SIZE", default=None,
+              help="Memory one data file's read may take, e.g. 8G (default: 80% of the "
+                   "available memory; also MLX_MAX_READ_MEMORY).")
 @click.pass_context
-def cli(ctx, debug, verbose):
+def cli(ctx, debug, verbose, max_line_bytes, max_read_memory):
     """mlx: reproducible multi-label and vector-valued learning experiments.
 
     Typical use: `mlx validate configs/bibtex.yaml`, then `mlx run configs/bibtex.yaml`.
@@ -90,6 +96,18 @@ def cli(ctx, debug, verbose):
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
     _setup_logging(2 if debug else verbose)
+    from mlx.data.lineparse import parse_size
+
+    for option, value, var in (("--max-line-bytes", max_line_bytes, "MLX_MAX_LINE_BYTES"),
+                               ("--max-read-memory", max_read_memory, "MLX_MAX_READ_MEMORY")):
+        if value is not None:
+            try:
+                parse_size(value)
+            except ValueError:
+                raise click.BadParameter(f"{value!r} is not a size; give bytes with an "
+                                         f"optional K, M, G or T suffix, e.g. 64M",
+                                         param_hint=option) from None
+            os.environ[var] = value      # read by the readers, here and in worker processes
 
 
 # ----------------------------------------------------------------------------- run / validate

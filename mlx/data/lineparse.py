@@ -13,6 +13,22 @@ endings are accepted. :class:`SparseLineParser` skips lines starting with ``#`` 
 told otherwise, blank lines. Every malformed line raises :class:`~mlx.errors.DataFormatError`
 with the file and line number, what is wrong and what would be valid.
 
+Bounded reads
+-------------
+No file can make a read take unbounded memory (a small ``.gz`` can hold gigabytes of rows,
+or one line of gigabytes). :func:`reading` hands the readers a :class:`BoundedReader`, which
+
+* refuses a line longer than :func:`max_line_bytes` (default 16 MiB; raise it with
+  ``mlx --max-line-bytes SIZE`` or ``MLX_MAX_LINE_BYTES``) before holding more of it, and
+* estimates, as lines arrive, what the parsed rows will occupy
+  (:data:`BYTES_PER_BYTE` per byte of text plus :data:`BYTES_PER_LINE` per line, an upper
+  bound for the readers' token lists and arrays) and refuses the read once that passes
+  :func:`max_read_memory` (default 80% of the memory available when the read starts; set it
+  with ``mlx --max-read-memory SIZE`` or ``MLX_MAX_READ_MEMORY``).
+
+Both errors name the file, the line and the limit. Streaming reads with a size
+(``read(1 << 20)``, as the checksums do) hold nothing and are not bounded.
+
 Implementation: each line is split with ``bytes`` methods; the tokens of the whole file are
 converted to numbers in bulk at the end, and all range and order checks are vectorised. Only
 when a check fails is the offending line located (:func:`first_failure`), so well-formed files
@@ -24,7 +40,9 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import gzip
+import io
 import logging
+import os
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -40,6 +58,10 @@ __all__ = [
     "GZIP_MAGIC",
     "open_binary",
     "reading",
+    "BoundedReader",
+    "max_line_bytes",
+    "max_read_memory",
+    "parse_size",
     "token_text",
     "RawRows",
     "SparseLineParser",
@@ -67,6 +89,168 @@ _NOT_SEP = bytes(i for i in range(256) if i not in b" :")
 
 
 # ----------------------------------------------------------------------------- file access
+#: Memory estimate of a read: bytes per byte of text and per line (measured on LIBSVM files
+#: of one-token rows ``1 1:1``, the worst case, and eurlex-shaped rows, rounded up).
+BYTES_PER_BYTE = 16
+BYTES_PER_LINE = 240
+_DEFAULT_LINE_BYTES = 16 << 20
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_size(text: str) -> int:
+    """``"16M"`` -> 16777216: an integer with an optional K, M, G or T suffix (powers of
+    1024, optionally followed by ``B`` or ``iB``); ValueError for anything else."""
+    t = str(text).strip().upper().removesuffix("IB").removesuffix("B")
+    unit = t[-1:] if t[-1:] in _UNITS and t[-1:] else ""
+    number = t[:-1] if unit else t
+    value = float(number) * _UNITS[unit]
+    if not number or not (value >= 1) or value != value or value > 1 << 62:
+        raise ValueError(f"not a size: {text!r}")
+    return int(value)
+
+
+def size_text(n: int) -> str:
+    """``16777216`` -> ``"16 MiB"`` (for messages)."""
+    for unit in ("TiB", "GiB", "MiB", "KiB"):
+        scale = _UNITS[unit[0]]
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n} bytes"
+
+
+def _env_size(var: str) -> int | None:
+    text = os.environ.get(var)
+    if not text:
+        return None
+    try:
+        return parse_size(text)
+    except ValueError:
+        from mlx.errors import ConfigError
+        raise ConfigError(None, None, f"{var}={text!r} is not a size; give bytes with an "
+                                      f"optional K, M, G or T suffix, e.g. 64M") from None
+
+
+def max_line_bytes() -> int:
+    """The longest line a reader accepts (``MLX_MAX_LINE_BYTES``, default 16 MiB)."""
+    return _env_size("MLX_MAX_LINE_BYTES") or _DEFAULT_LINE_BYTES
+
+
+def max_read_memory() -> tuple[int, str]:
+    """``(bytes, what it is)``: the memory one read may take (``MLX_MAX_READ_MEMORY``,
+    default 80% of the available memory now)."""
+    limit = _env_size("MLX_MAX_READ_MEMORY")
+    if limit:
+        return limit, "MLX_MAX_READ_MEMORY"
+    from mlx.data.xmc_synth import available_memory
+
+    avail, where = available_memory()
+    return int(0.8 * avail), f"80% of the available memory, {where}"
+
+
+_LINE_HINT = "raise the limit with mlx --max-line-bytes SIZE (or MLX_MAX_LINE_BYTES)"
+_MEMORY_HINT = ("free memory, read a smaller file or, if the estimate is too cautious, raise "
+                "the limit with mlx --max-read-memory SIZE (or MLX_MAX_READ_MEMORY)")
+
+
+class BoundedReader:
+    """A binary file whose lines and whole reads are bounded (see the module docstring).
+
+    Iterating, :meth:`readline` and :meth:`read` without a size are bounded; ``read(n)``
+    streams unbounded. ``line_no`` is the number of lines handed out so far.
+    """
+
+    _CHECK_EVERY = 1 << 14
+
+    def __init__(self, fh, path):
+        self._fh = fh
+        self.path = str(path)
+        self.line_limit = max_line_bytes()
+        self._memory = None               # (limit, source), looked up at the first check
+        self.line_no = 0
+        self._bytes = 0
+        self._next_check = 1 << 22        # check every 4 MiB of text or 16384 lines
+
+    def _check_memory(self, coming: int = 0) -> None:
+        """Refuse the read if what it holds, with ``coming`` more lines, passes the limit."""
+        if self._memory is None:
+            self._memory = max_read_memory()
+        limit, source = self._memory
+        need = BYTES_PER_BYTE * self._bytes + BYTES_PER_LINE * (self.line_no + coming)
+        self._next_check = self._bytes + (1 << 22)
+        if need > limit:
+            raise DataFormatError(self.path, self.line_no + coming or None,
+                                  f"reading this file would take more than "
+                                  f"{size_text(limit)} of memory ({source}; "
+                                  f"{size_text(self._bytes)} of text read so far); "
+                                  + _MEMORY_HINT)
+
+    def _too_long(self, line_no: int) -> DataFormatError:
+        return DataFormatError(self.path, line_no,
+                               f"line longer than {size_text(self.line_limit)}, the limit for "
+                               f"a line of a data file; if the file is right, " + _LINE_HINT)
+
+    def readline(self, size: int = -1) -> bytes:
+        line = self._fh.readline(self.line_limit + 2)
+        if len(line) > self.line_limit and len(line.rstrip(b"\r\n")) > self.line_limit:
+            raise self._too_long(self.line_no + 1)
+        if line:
+            self.line_no += 1
+            self._bytes += len(line)
+            if self._bytes >= self._next_check or not self.line_no % self._CHECK_EVERY:
+                self._check_memory()
+        return line
+
+    def __iter__(self):
+        # Whole chunks of lines, split at C speed; a chunk is at most one line limit long,
+        # so only a line that started in an earlier chunk can be longer than the limit.
+        read, limit = self._fh.read, self.line_limit
+        size = min(1 << 22, limit + 1)
+        carry = b""
+        while True:
+            chunk = read(size)
+            if not chunk:
+                if carry:
+                    self.line_no += 1
+                    yield carry
+                return
+            self._bytes += len(chunk)
+            buf = carry + chunk if carry else chunk
+            cut = buf.rfind(b"\n") + 1
+            first = buf.find(b"\n") if carry else -1
+            if len(buf) - cut > limit + 1 or first > limit + 1:
+                raise self._too_long(self.line_no + 1 if first > limit + 1 or not cut
+                                     else self.line_no + buf.count(b"\n", 0, cut) + 1)
+            carry = buf[cut:]
+            if cut:
+                lines = io.BytesIO(buf[:cut] if carry else buf).readlines()
+                self._check_memory(len(lines))
+                for line in lines:
+                    self.line_no += 1
+                    yield line
+
+    def read(self, size: int = -1) -> bytes:
+        if size is not None and size >= 0:
+            return self._fh.read(size)
+        chunks, since_newline = [], 0
+        while True:
+            chunk = self._fh.read(1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            self._bytes += len(chunk)
+            newlines = chunk.count(b"\n")
+            last = chunk.rfind(b"\n")
+            since_newline = len(chunk) - last - 1 if last >= 0 else since_newline + len(chunk)
+            self.line_no += newlines
+            if since_newline > self.line_limit + 1:
+                raise self._too_long(self.line_no + 1)
+            self._check_memory()
+        return b"".join(chunks)
+
+    def __getattr__(self, name):
+        return getattr(self._fh, name)
+
+
 def open_binary(path) -> BinaryIO:
     """Open ``path`` for reading bytes, decompressing gzip transparently.
 
@@ -80,16 +264,35 @@ def open_binary(path) -> BinaryIO:
 
 @contextlib.contextmanager
 def reading(path):
-    """Context manager around :func:`open_binary` that reports a corrupt or truncated gzip
-    stream as :class:`~mlx.errors.DataFormatError`."""
-    fh = open_binary(path)
+    """Context manager around :func:`open_binary` that yields a :class:`BoundedReader` and
+    reports a corrupt or truncated gzip stream, a file that cannot be read (permissions, an
+    I/O error) and running out of memory as :class:`~mlx.errors.DataFormatError`."""
     try:
-        yield fh
+        fh = open_binary(path)
+    except OSError as exc:
+        raise DataFormatError(path, None, _cannot_read(exc)) from None
+    reader = BoundedReader(fh, path)
+    try:
+        yield reader
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise DataFormatError(path, None, f"corrupt or truncated gzip data ({exc}); the file "
                                           "must be plain text or a complete gzip stream") from None
+    except OSError as exc:
+        raise DataFormatError(path, reader.line_no or None, _cannot_read(exc)) from None
+    except MemoryError:
+        raise DataFormatError(path, reader.line_no or None,
+                              "ran out of memory reading this file; " + _MEMORY_HINT) from None
     finally:
         fh.close()
+
+
+def _cannot_read(exc: OSError) -> str:
+    import errno
+
+    reason = exc.strerror or type(exc).__name__
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return f"cannot read the file: {reason}; make it readable (chmod +r) or copy it"
+    return f"cannot read the file: {reason}; check the file and the device it is on"
 
 
 def token_text(token: bytes) -> str:

@@ -22,7 +22,9 @@ from mlx.data.lineparse import (
     build_multilabel_Y,
     build_X,
     log_rows_without_labels,
+    max_read_memory,
     reading,
+    size_text,
     token_text,
 )
 from mlx.errors import DataFormatError
@@ -41,7 +43,21 @@ def _parse_header(line: bytes, path) -> tuple[int, int, int]:
     if min(n, d, L) < 0:
         raise DataFormatError(path, 1, f"malformed header '{token_text(line.strip())}' "
                                        f"({_HEADER_RULE})")
+    _check_declared(n, d, L, path)
     return n, d, L
+
+
+def _check_declared(n: int, d: int, L: int, path) -> None:
+    """Refuse a header whose shape could not be held: even one 8-byte number per row (X's
+    and Y's row pointers), feature and label must fit in what a read may take."""
+    limit, source = max_read_memory()
+    need = 16 * n + 8 * (d + L)
+    if need > limit:
+        raise DataFormatError(path, 1, f"the header declares n_samples={n}, n_features={d}, "
+                                       f"n_labels={L}: even one number per row, feature and "
+                                       f"label would take {size_text(need)}, more than the "
+                                       f"{size_text(limit)} a read may take ({source}); check "
+                                       f"the header")
 
 
 def read_xc_header(path) -> tuple[int, int, int]:
