@@ -71,7 +71,7 @@ from mlx.data.lineparse import (
     log_rows_without_labels,
     reading,
     token_text,
-    warn_unterminated,
+    check_unterminated,
 )
 from mlx.errors import DataFormatError
 
@@ -294,7 +294,7 @@ def _read_rows(lines: Iterator, m: int, path) -> _Rows:
         tokens += parts
         row_lines.append(line_no)
     if raw.strip() and not raw.endswith(b"\n"):
-        warn_unterminated(path, line_no)
+        check_unterminated(path, line_no, raw)
     return _Rows(bool(style), tokens, counts, row_lines)
 
 

@@ -52,7 +52,7 @@ from mlx.data.lineparse import (
     log_missing_features,
     reading,
     token_text,
-    warn_unterminated,
+    check_unterminated,
 )
 from mlx.errors import DataFormatError, suggest
 
@@ -105,7 +105,7 @@ def _read_table(path, *, sep: str, header: bool) -> _Table:
         content = fh.read()
     lines = [(no, line) for no, line in enumerate(content.splitlines(), 1) if line.strip()]
     if lines and not content.endswith((b"\n", b"\r")):
-        warn_unterminated(path, lines[-1][0])
+        check_unterminated(path, lines[-1][0], lines[-1][1])
     path = str(path)
     names: tuple = ()
     header_line = None

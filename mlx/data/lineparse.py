@@ -43,6 +43,7 @@ import gzip
 import io
 import logging
 import os
+import re
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -425,7 +426,7 @@ class SparseLineParser:
             label_counts.append(len(lab))
             row_lines.append(line_no)
         if line.strip() and not line.endswith(b"\n"):
-            warn_unterminated(path, line_no)
+            check_unterminated(path, line_no, line, numeric=True)
 
     # ------------------------------------------------------------------ bulk conversion
     def _row_of(self, indptr: np.ndarray, j: int) -> int:
@@ -565,7 +566,7 @@ _VERIFIED = contextvars.ContextVar("mlx_checksum_verified", default=False)
 @contextlib.contextmanager
 def checksum_verified(verified: bool = True):
     """Within this block, files being read were verified against a published checksum, so
-    :func:`warn_unterminated` stays silent for them."""
+    :func:`check_unterminated` lets them pass."""
     token = _VERIFIED.set(verified)
     try:
         yield
@@ -573,14 +574,28 @@ def checksum_verified(verified: bool = True):
         _VERIFIED.reset(token)
 
 
-def warn_unterminated(path, line_no: int) -> None:
-    """Log that the last line of ``path`` has no newline: the file may have been cut short
-    (a download or copy that stopped on a token boundary still parses). Silent for files
-    whose checksum was verified (:func:`checksum_verified`)."""
+#: The end of a line cut inside a value: a sign, a dot, a separator, an exponent marker after
+#: a digit. ``numeric`` formats (LIBSVM, XC) must end a line with a digit.
+_CUT = re.compile(rb"(?:[.+\-:,{]|[0-9.][eE])$")
+
+
+def check_unterminated(path, line_no: int, line: bytes, *, numeric: bool = False) -> None:
+    """The last line of ``path`` (``line``) has no newline. That alone is no fault (many
+    tools write files so), but a line that ends inside a value was cut short: raise
+    :class:`~mlx.errors.DataFormatError`. Files whose checksum was verified
+    (:func:`checksum_verified`) are as published and pass."""
     if _VERIFIED.get():
         return
-    log.warning("%s:%d: the last line does not end with a newline; the file may be truncated "
-                "(compare its size or checksum with the source)", path, line_no)
+    s = line.strip()
+    if not s or s[:1] in (b"#", b"%"):                  # a comment
+        return
+    cut = not s[-1:].isdigit() if numeric else _CUT.search(s) is not None
+    if cut:
+        last = token_text(s.rsplit(None, 1)[-1][-40:])
+        raise DataFormatError(path, line_no, f"the last line ends inside a value ('{last}') "
+                                             f"without a newline: the file was cut short; get "
+                                             f"a complete copy (compare its size or checksum "
+                                             f"with the source)")
 
 
 def int64(token) -> int:
