@@ -347,13 +347,46 @@ def _jsonable(v):
 
 
 # ----------------------------------------------------------------------------- pools
-def _init_worker(threads: int) -> None:
+def _init_worker(threads: int, parent: int | None = None) -> None:
     # Spawned workers inherit the pinned environment before numpy loads. They ignore SIGINT:
     # Ctrl-C reaches the whole process group, and the parent alone decides to stop (it then
     # terminates the workers), so no worker prints a traceback of its own.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for var in BLAS_ENV_VARS:
         os.environ[var] = str(threads)
+    if parent is not None:
+        exit_with_parent(parent)
+
+
+#: How often the watchdog of :func:`exit_with_parent` looks for its parent (seconds).
+WATCHDOG_SECONDS = 0.5
+
+
+def exit_with_parent(parent: int) -> None:
+    """End this process as soon as its parent ``parent`` is gone, however it ended.
+
+    A parent killed with SIGKILL (the out-of-memory killer) cannot stop its workers, which
+    would otherwise wait on its pipe forever. On Linux the kernel sends this process SIGKILL
+    when the parent dies (``prctl(PR_SET_PDEATHSIG)``); everywhere, a daemon thread checks
+    every :data:`WATCHDOG_SECONDS` that the parent is still this process's parent and exits
+    when it is not (the child of a dead parent is re-parented to another process).
+    """
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)        # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):                       # not Linux: the watchdog alone
+        pass
+    if os.getppid() != parent:                              # died before the line above
+        os._exit(1)
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(WATCHDOG_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="mlx-parent-watchdog", daemon=True).start()
 
 
 @contextlib.contextmanager
@@ -421,7 +454,7 @@ def run_cells(cells, *, jobs: int, on_done, blas_threads: int | None = None,
     for var in BLAS_ENV_VARS:
         os.environ[var] = str(threads)
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"),
-                               initializer=_init_worker, initargs=(threads,))
+                               initializer=_init_worker, initargs=(threads, os.getpid()))
     try:
         queue = iter(cells)
         pending = {}

@@ -52,6 +52,72 @@ def _alive(pid: int) -> bool:
     return "State:\tZ" not in status
 
 
+def _wait_for_workers(proc, cells, n=2, timeout=120):
+    deadline = time.time() + timeout
+    while time.time() < deadline and (not cells.exists() or not list(cells.glob("*.json"))):
+        time.sleep(0.05)
+    return _children(proc.pid)
+
+
+def test_workers_exit_when_the_main_process_is_killed(tmp_path):
+    # SIGKILL (what the out-of-memory killer sends) lets the parent stop nothing: the workers
+    # must notice by themselves (parent-death signal, else the watchdog), and the resource
+    # tracker follows when their pipes close.
+    cfg = tmp_path / "slow.yaml"
+    cfg.write_text(textwrap.dedent(SLOW))
+    cmd = [sys.executable, "-m", "mlx", "run", "-q", "-j", "2", "-o", str(tmp_path / "o"),
+           str(cfg)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    workers = _wait_for_workers(proc, tmp_path / "o" / "cells")
+    assert len(workers) >= 2, "expected the pool's worker processes"
+    sent = time.monotonic()
+    proc.kill()
+    proc.wait(timeout=10)
+    deadline = time.time() + 10
+    while time.time() < deadline and any(_alive(p) for p in workers):
+        time.sleep(0.02)
+    gone = time.monotonic() - sent
+    left = [p for p in workers if _alive(p)]
+    for pid in left:                                   # do not leave them to the next test
+        os.kill(pid, signal.SIGKILL)
+    assert not left, "worker processes outlived a killed main process"
+    # Milliseconds with the parent-death signal, about a second with the watchdog alone.
+    assert gone < 5.0, f"took {gone:.2f}s"
+    print(f"workers gone {gone:.3f}s after SIGKILL of the main process")
+
+
+def test_the_watchdog_alone_ends_a_worker_of_a_dead_parent(tmp_path):
+    # Without the parent-death signal (as off Linux): the watchdog thread must do it.
+    code = textwrap.dedent("""
+        import os, sys, time
+        from mlx.runner import cells
+        child = os.fork()
+        if child == 0:
+            import ctypes
+
+            def no_prctl(*args, **kwargs):
+                raise OSError("no prctl here")
+
+            ctypes.CDLL = no_prctl
+            cells.exit_with_parent(os.getppid())
+            time.sleep(60)
+            os._exit(3)
+        print(child, flush=True)
+        time.sleep(0.5)
+        os._exit(0)
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=30)
+    child = int(proc.stdout.split()[0])
+    deadline = time.time() + 10
+    while time.time() < deadline and _alive(child):
+        time.sleep(0.02)
+    alive = _alive(child)
+    if alive:
+        os.kill(child, signal.SIGKILL)
+    assert not alive, "the watchdog did not end the orphaned worker"
+
+
 @pytest.mark.parametrize("sig, code, force", [(signal.SIGTERM, 143, False),
                                                (signal.SIGINT, 130, True)])
 def test_signal_stops_a_two_job_sweep_and_keeps_finished_cells(tmp_path, sig, code, force):
