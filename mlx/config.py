@@ -348,6 +348,9 @@ def parse_config(raw: dict, *, source: str | None = None) -> Config:
     scheduler = rn.get("scheduler")
     if scheduler is not None:
         scheduler = as_str(scheduler, "runner.scheduler", source)
+        from mlx.runner.dask_backend import check_scheduler_address
+
+        check_scheduler_address(scheduler, source=source, key_path="runner.scheduler")
         if backend != "dask":
             raise ConfigError(source, "runner.scheduler", "is only used with backend 'dask'; "
                                                           "set runner.backend: dask")

@@ -29,11 +29,15 @@ from __future__ import annotations
 
 import importlib.metadata
 import logging
+import re
+import struct
+import time
 from concurrent.futures import CancelledError
 
 from mlx.errors import ConfigError, MlxError
 
-__all__ = ["run_cells_dask", "check_worker_versions", "DIST_NAME", "INSTALL_HINT"]
+__all__ = ["run_cells_dask", "check_worker_versions", "check_scheduler_address", "DIST_NAME",
+           "INSTALL_HINT"]
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +81,78 @@ def check_worker_versions(versions: dict, expected: str) -> None:
                        f"on every worker")
 
 
+_ADDRESS = re.compile(r"(?:(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://)?"
+                      r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>[0-9]{1,5})/?")
+_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
+_PORT_HINT = "the scheduler listens on port 8786 unless told otherwise"
+#: A Dask handshake is a few hundred bytes; its 8-byte length prefix says so.
+_MAX_HANDSHAKE = 1 << 20
+
+
+def check_scheduler_address(address: str, *, source: str | None = None,
+                            key_path: str = "--scheduler") -> tuple[str, str, int]:
+    """``(scheme, host, port)`` of a Dask scheduler address such as ``tcp://host:8786``
+    (scheme optional: tcp); anything else is a one-line :class:`ConfigError`."""
+    m = _ADDRESS.fullmatch(str(address).strip())
+    scheme = (m.group("scheme") or "tcp").lower() if m else None
+    port = int(m.group("port")) if m else 0
+    if m is None or scheme not in _SCHEMES or not 1 <= port <= 65535:
+        raise ConfigError(source, key_path,
+                          f"{str(address)[:80]!r} is not a Dask scheduler address; expected "
+                          f"tcp://HOST:PORT (or {', '.join(_SCHEMES[1:])}), e.g. "
+                          f"tcp://10.0.0.5:8786 ({_PORT_HINT})")
+    return scheme, m.group("host").strip("[]"), port
+
+
+def _probe(address: str, host: str, port: int, timeout: float) -> None:
+    """Check within ``timeout`` that ``host:port`` speaks Dask's TCP protocol: a scheduler
+    sends its handshake as soon as it accepts a connection, an 8-byte length then that many
+    bytes. A web server (the dashboard, a proxy) waits silently or answers with text."""
+    import socket
+
+    deadline = time.monotonic() + timeout
+    try:
+        sock = socket.create_connection((host, port), timeout=timeout)
+    except OSError as exc:
+        raise _unreachable(address, timeout, exc) from None
+    head = b""
+    try:
+        while len(head) < 8:
+            sock.settimeout(max(0.01, deadline - time.monotonic()))
+            chunk = sock.recv(8 - len(head))
+            if not chunk:
+                break
+            head += chunk
+    except (socket.timeout, TimeoutError):
+        sock.close()
+        raise MlxError(f"{address} accepted the connection but sent no Dask handshake within "
+                       f"{timeout:g} s: it is not a Dask scheduler (a web server such as the "
+                       f"Dask dashboard, port 8787, waits silently); give the scheduler's "
+                       f"address ({_PORT_HINT})") from None
+    except OSError as exc:
+        sock.close()
+        raise _unreachable(address, timeout, exc) from None
+    size = struct.unpack("<Q", head)[0] if len(head) == 8 else 0
+    if not 0 < size <= _MAX_HANDSHAKE and head:
+        try:                                        # the rest of its first line, to show
+            sock.settimeout(0.2)
+            head += sock.recv(72)
+        except OSError:
+            pass
+    sock.close()
+    if not 0 < size <= _MAX_HANDSHAKE:
+        shown = head.decode("ascii", "replace").splitlines()[0].strip()[:80]
+        what = f"answered {shown!r}" if head else "closed the connection"
+        raise MlxError(f"{address} {what} instead of a Dask handshake: it is not a Dask "
+                       f"scheduler; give the scheduler's address ({_PORT_HINT})")
+
+
+def _unreachable(scheduler, timeout, exc) -> MlxError:
+    reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return MlxError(f"cannot reach the Dask scheduler at {scheduler} within {timeout:g} s "
+                    f"({reason}); check the address and that the scheduler is running")
+
+
 def _connect(distributed, scheduler: str | None, jobs: int, timeout: float):
     """``(client, cluster)``; ``cluster`` is None when connecting to ``scheduler``."""
     if scheduler is None:
@@ -84,13 +160,15 @@ def _connect(distributed, scheduler: str | None, jobs: int, timeout: float):
                                            processes=True, host="127.0.0.1",
                                            dashboard_address=None)
         return distributed.Client(cluster), cluster
+    scheme, host, port = check_scheduler_address(scheduler)
+    started = time.monotonic()
+    if scheme == "tcp":
+        _probe(scheduler, host, port, timeout)
     try:
-        client = distributed.Client(scheduler, timeout=timeout)
+        client = distributed.Client(scheduler,
+                                    timeout=max(0.1, timeout - (time.monotonic() - started)))
     except (OSError, TimeoutError) as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise MlxError(f"cannot reach the Dask scheduler at {scheduler} within {timeout:g} s "
-                       f"({reason}); check the address and that the scheduler is running") \
-            from None
+        raise _unreachable(scheduler, timeout, exc) from None
     return client, None
 
 

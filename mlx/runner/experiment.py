@@ -101,8 +101,10 @@ def run_experiment(config: Config, *, jobs: int | None = None, force: bool = Fal
     if backend != "dask" and scheduler is not None:
         raise ConfigError(config.source, None, "--scheduler is only used with --backend dask")
     if backend == "dask":
-        from mlx.runner.dask_backend import _import_distributed
+        from mlx.runner.dask_backend import _import_distributed, check_scheduler_address
 
+        if scheduler is not None:
+            check_scheduler_address(scheduler)
         _import_distributed()                   # fail before touching the output directory
     created = probe_output(out)
     kept = {"n": 0}

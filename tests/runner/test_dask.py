@@ -194,6 +194,94 @@ def test_an_unreachable_scheduler_is_a_one_line_error_and_writes_nothing(tmp_pat
     assert not (tmp_path / "out").exists()
 
 
+PORT_HINT = "(the scheduler listens on port 8786 unless told otherwise)"
+
+
+@pytest.mark.parametrize("address", ["not a url", "tcp://", "tcp://host", "http://host:8786",
+                                     "tcp://host:0", "tcp://host:99999", "host:port",
+                                     "tcp://a b:8786", "tcp://host:8786/extra/path"])
+def test_a_malformed_scheduler_address_is_refused_before_connecting(tmp_path, address):
+    path = _write(tmp_path, CONFIG, "c")
+    res = CliRunner().invoke(cli, ["run", "-q", "--backend", "dask", "--scheduler", address,
+                                   "-o", str(tmp_path / "out"), str(path)])
+    assert res.exit_code == 2, res.output
+    assert res.output == (f"Error: --scheduler: {address!r} is not a Dask scheduler address; "
+                          "expected tcp://HOST:PORT (or tls, ws, wss, ucx), e.g. "
+                          f"tcp://10.0.0.5:8786 {PORT_HINT}\n")
+    assert not (tmp_path / "out").exists()
+    cfg = CONFIG.replace("name: dsk", f"name: dsk\nrunner: {{backend: dask, scheduler: "
+                                      f"'{address}'}}")
+    res = CliRunner().invoke(cli, ["validate", str(_write(tmp_path, cfg, "r"))])
+    assert res.exit_code == 2
+    assert res.output.startswith(f"Error: {tmp_path / 'r.yaml'}: runner.scheduler: "
+                                 f"{address!r} is not a Dask scheduler address;")
+
+
+@pytest.fixture
+def http_peer():
+    """A web server on 127.0.0.1 (what the dashboard port or a proxy is)."""
+    import http.server
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"tcp://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def talking_peer():
+    """A server on 127.0.0.1 that answers every connection with an HTTP error at once."""
+    import socket
+
+    sock = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def serve():
+        sock.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                continue
+            conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield f"127.0.0.1:{sock.getsockname()[1]}"
+    stop.set()
+    thread.join()
+    sock.close()
+
+
+def test_a_web_server_as_scheduler_is_a_one_line_error_within_the_timeout(tmp_path, http_peer):
+    path = _write(tmp_path, CONFIG, "c")
+    started = time.monotonic()
+    res = CliRunner().invoke(cli, ["run", "-q", "--backend", "dask", "--scheduler", http_peer,
+                                   "--scheduler-timeout", "1", "-o", str(tmp_path / "out"),
+                                   str(path)])
+    elapsed = time.monotonic() - started
+    assert res.exit_code == 1, res.output
+    assert res.output == (f"Error: {http_peer} accepted the connection but sent no Dask "
+                          "handshake within 1 s: it is not a Dask scheduler (a web server such "
+                          "as the Dask dashboard, port 8787, waits silently); give the "
+                          f"scheduler's address {PORT_HINT}\n")
+    assert elapsed < 5, f"took {elapsed:.1f}s with a 1 s timeout"
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_peer_answering_http_is_not_taken_for_a_scheduler(tmp_path, talking_peer):
+    path = _write(tmp_path, CONFIG, "c")
+    res = CliRunner().invoke(cli, ["run", "-q", "--backend", "dask", "--scheduler",
+                                   talking_peer, "-o", str(tmp_path / "out"), str(path)])
+    assert res.exit_code == 1, res.output
+    assert res.output == (f"Error: {talking_peer} answered 'HTTP/1.1 400 Bad Request' instead "
+                          "of a Dask handshake: it is not a Dask scheduler; give the "
+                          f"scheduler's address {PORT_HINT}\n")
+
+
 def test_a_lost_scheduler_keeps_the_finished_cells_for_a_resume(tmp_path):
     """The scheduler goes away after the first cells: one-line error; rerunning resumes."""
     path = _write(tmp_path, SLOW, "slow")
