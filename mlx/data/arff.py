@@ -71,6 +71,8 @@ from mlx.data.lineparse import (
     log_rows_without_labels,
     reading,
     token_text,
+    MAGNITUDE_RULE,
+    MAX_MAGNITUDE,
     check_unterminated,
 )
 from mlx.errors import DataFormatError
@@ -319,6 +321,13 @@ def _check_finite(values, path, lines, attrs, cols, toks, row_of) -> None:
                                                       f"'{token_text(toks[j].strip())}' "
                                                       f"for attribute '{attrs[cols[j]].name}' "
                                                       "(values must be finite numbers)")
+    bad = np.flatnonzero(np.abs(values) > MAX_MAGNITUDE)
+    if bad.size:
+        j = int(bad[0])
+        raise DataFormatError(path, lines[row_of(j)], f"value too large "
+                                                      f"'{token_text(toks[j].strip())}' "
+                                                      f"for attribute '{attrs[cols[j]].name}' "
+                                                      f"({MAGNITUDE_RULE})")
 
 
 def _numeric_matrix(rows: _Rows, header: ArffHeader, path):
@@ -691,6 +700,12 @@ def _numeric_column(path, rows: _Rows, a: Attribute, col: list, nan_ok: bool,
         raise DataFormatError(path, rows.lines[i],
                               f"non-finite value '{token_text(col[i].strip())}' for "
                               f"attribute '{a.name}' (values must be finite)")
+    bad = np.flatnonzero(np.abs(np.where(missing, 0.0, v)) > MAX_MAGNITUDE)
+    if bad.size:
+        i = int(bad[0])
+        raise DataFormatError(path, rows.lines[i],
+                              f"value too large '{token_text(col[i].strip())}' for "
+                              f"attribute '{a.name}' ({MAGNITUDE_RULE})")
     return v
 
 

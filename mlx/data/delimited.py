@@ -52,6 +52,8 @@ from mlx.data.lineparse import (
     log_missing_features,
     reading,
     token_text,
+    MAGNITUDE_RULE,
+    MAX_MAGNITUDE,
     check_unterminated,
 )
 from mlx.errors import DataFormatError, suggest
@@ -194,6 +196,9 @@ def _check_values(table: _Table, t: int, missing: str) -> None:
     if bad.size:
         raise _field_error(table, int(bad[0]), "non-finite value",
                            "values must be finite numbers")
+    bad = np.flatnonzero((np.abs(values) > MAX_MAGNITUDE).ravel())
+    if bad.size:
+        raise _field_error(table, int(bad[0]), "value too large", MAGNITUDE_RULE)
     nan = np.isnan(values)
     bad = np.flatnonzero(nan[:, t])
     if bad.size:

@@ -74,6 +74,8 @@ __all__ = [
     "log_rows_without_labels",
     "log_missing_features",
     "MISSING_HINT",
+    "MAX_MAGNITUDE",
+    "MAGNITUDE_RULE",
 ]
 
 log = logging.getLogger(__name__)
@@ -81,6 +83,13 @@ log = logging.getLogger(__name__)
 #: How to read a file with missing feature values (the end of the readers' messages).
 MISSING_HINT = ("set missing: nan to read a missing feature value as NaN and add the "
                 "impute_mean preprocessing step, or remove the rows that have them")
+
+#: The largest magnitude a value read may have. Squares, sums of squares and differences of
+#: larger values can overflow float64 (a target of 1e308 scaled by min-max becomes NaN); at
+#: 1e100 a sum of squares stays finite over 1e100 terms.
+MAX_MAGNITUDE = 1e100
+MAGNITUDE_RULE = ("values must be at most 1e100 in magnitude, beyond which squares and sums "
+                  "of squares can overflow; rescale the column")
 
 #: The first two bytes of a gzip stream.
 GZIP_MAGIC = b"\x1f\x8b"
@@ -507,6 +516,11 @@ class SparseLineParser:
             raise DataFormatError(path, self._line_of(indptr, j),
                                   f"non-finite value in feature '{feature(j)}' "
                                   "(values must be finite numbers)")
+        bad = np.flatnonzero(np.abs(data) > MAX_MAGNITUDE)
+        if bad.size:
+            j = int(bad[0])
+            raise DataFormatError(path, self._line_of(indptr, j),
+                                  f"value too large in feature '{feature(j)}' ({MAGNITUDE_RULE})")
 
         labels = self._convert_labels(label_indptr, n_labels, header_names)
         return RawRows(path=path, indptr=indptr, indices=indices, data=data,
@@ -529,6 +543,12 @@ class SparseLineParser:
                 raise DataFormatError(path, self._line_of(label_indptr, j),
                                       f"non-finite class label '{token_text(toks[j])}' "
                                       "(expected a finite number)")
+            bad = np.flatnonzero(np.abs(values) > MAX_MAGNITUDE)
+            if bad.size:
+                j = int(bad[0])
+                raise DataFormatError(path, self._line_of(label_indptr, j),
+                                      f"value too large in the target or class label "
+                                      f"'{token_text(toks[j])}' ({MAGNITUDE_RULE})")
             return values
 
         def field(j):
