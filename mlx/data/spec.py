@@ -347,10 +347,11 @@ def _check_synthetic_size(task: str, values: dict, source, kp) -> None:
     avail, where = available_memory()
     if need > avail:
         per_row = max(1, memory_bytes(task, {**values, "n_samples": 1, "n_test": 0}))
+        hint = (f"use at most {avail // per_row} rows (n_samples + n_test)"
+                if avail >= 2 * per_row else "use fewer features and labels (or classes)")
         raise ConfigError(source, kp, f"{values['n_samples'] + values['n_test']} rows would "
                                       f"need about {_bytes(need)} of memory to generate, more "
-                                      f"than the {_bytes(avail)} available ({where}); use at "
-                                      f"most {avail // per_row} rows (n_samples + n_test)")
+                                      f"than the {_bytes(avail)} available ({where}); {hint}")
 
 
 def _bytes(n: float) -> str:

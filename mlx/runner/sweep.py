@@ -10,10 +10,12 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from mlx.config import Config
+from mlx.errors import ConfigError
 from mlx.methods import METHODS
 
 __all__ = ["Cell", "expand", "canonical_json"]
@@ -135,9 +137,31 @@ def _canonical_steps(steps) -> tuple:
     return tuple(canonical_json(d) for d in Preprocessor(list(steps)).describe())
 
 
+#: The most cells one config may expand to (each is at least a fit and a file).
+MAX_CELLS = 1_000_000
+
+
+def _check_count(config: Config) -> None:
+    """Refuse, before building any, a sweep of more than :data:`MAX_CELLS` cells."""
+    n = 0
+    for spec in config.methods:
+        ranks = (len(config.rank) if config.rank is not None else len(config.rank_ratio)) \
+            if METHODS.get(spec.name).uses_rank else 1
+        points = math.prod(len(v) for v in spec.grid.values())
+        n += (points * ranks * len(config.observed_ratio) * len(config.labelled_ratio)
+              * config.repetitions)
+    if n > MAX_CELLS:
+        raise ConfigError(config.source, "sweep", f"the config expands to {n} cells (methods x "
+                                                  f"grid points x ranks x observed and "
+                                                  f"labelled ratios x repetitions), more than "
+                                                  f"the {MAX_CELLS} one run may hold; split "
+                                                  f"it into several configs")
+
+
 def expand(config: Config) -> list[Cell]:
     """All cells of a config, in a stable order (methods, grid, rank, observed ratio,
     labelled ratio, repetition)."""
+    _check_count(config)
     preprocess_default = _canonical_steps(config.preprocess)
     cells = []
     split = None if config.split is None else config.split.key()
