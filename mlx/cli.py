@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 
 import click
@@ -19,9 +20,15 @@ from mlx.namecheck import clash_message, own_version
 log = logging.getLogger("mlx")
 
 
+# Control characters and line separators in a message (from a file's bytes, a path or a
+# config value) would break the one-line error or the terminal: shown escaped.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 class _UserError(click.ClickException):
     def __init__(self, message: str, exit_code: int):
-        super().__init__(message)
+        super().__init__(_CONTROL.sub(
+            lambda m: m.group().encode("unicode_escape").decode("ascii"), message))
         self.exit_code = exit_code
 
 

@@ -305,9 +305,21 @@ def _cannot_read(exc: OSError) -> str:
     return f"cannot read the file: {reason}; check the file and the device it is on"
 
 
+#: The most characters of a token a message shows.
+MAX_TOKEN_SHOWN = 80
+# Control characters (and line separators) would break a one-line message or the terminal.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def token_text(token: bytes) -> str:
-    """A token as text, for messages (undecodable bytes become U+FFFD)."""
-    return token.decode("utf-8", "replace")
+    """A token as text, for messages: undecodable bytes become U+FFFD, control characters
+    escapes (``\\x1b``), and a token longer than :data:`MAX_TOKEN_SHOWN` characters is cut,
+    with its full length noted."""
+    text = token.decode("utf-8", "replace")
+    cut = len(text) > MAX_TOKEN_SHOWN
+    shown = text[:MAX_TOKEN_SHOWN] if cut else text
+    shown = _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), shown)
+    return f"{shown}... ({len(text)} characters)" if cut else shown
 
 
 # ----------------------------------------------------------------------------- raw rows
