@@ -18,3 +18,13 @@ def data_available(*relpaths: str) -> bool:
         if d and all((Path(d) / p).exists() for p in relpaths):
             return True
     return False
+
+
+_CORPUS_OUTPUTS: dict = {}
+
+
+@pytest.fixture(scope="session")
+def corpus_outputs() -> dict:
+    """What each hostile or bad input of the corpora printed, by case id, for the test that
+    greps them all (tests/test_hostile.py)."""
+    return _CORPUS_OUTPUTS

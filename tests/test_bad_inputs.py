@@ -27,7 +27,8 @@ def _cases():
 
 
 @pytest.mark.parametrize("name, command, code, expected", _cases())
-def test_bad_input_gives_its_one_line_error(tmp_path, name, command, code, expected):
+def test_bad_input_gives_its_one_line_error(tmp_path, corpus_outputs, name, command, code,
+                                            expected):
     path = BAD / name
     runner = CliRunner()
     t0 = time.monotonic()
@@ -39,6 +40,7 @@ def test_bad_input_gives_its_one_line_error(tmp_path, name, command, code, expec
         results = [runner.invoke(cli, args)]
     assert time.monotonic() - t0 < 10
     expected = expected.replace("{file}", str(path)).replace("{dir}", str(BAD))
+    corpus_outputs[f"bad/{name}"] = "".join(r.output for r in results)
     for r in results:
         assert r.exit_code == int(code), r.output
         assert len(r.output.splitlines()) == 1, r.output

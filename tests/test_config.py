@@ -132,3 +132,33 @@ def test_every_shipped_config_validates():
 
     for path in sorted((Path(__file__).resolve().parents[1] / "configs").glob("*.yaml")):
         load_config(path)
+
+
+@pytest.mark.parametrize("text, value", [("1e3", 1000.0), ("1.0e6", 1e6), ("2.5E-4", 2.5e-4),
+                                         ("-1e-2", -0.01), (".5e1", 5.0), ("1.0e+6", 1e6),
+                                         ("1_000.5", 1000.5), ("0.25", 0.25)])
+def test_scientific_notation_is_a_float_as_in_yaml_1_2(text, value):
+    from mlx.validation import _Loader
+    import yaml
+
+    loaded = yaml.load(f"a: {text}", Loader=_Loader)["a"]   # noqa: S506 - a SafeLoader
+    assert type(loaded) is float and loaded == value
+
+
+@pytest.mark.parametrize("text", ["1e", "e3", "1e3.5", "1e3x", "0x1e3"])
+def test_what_is_not_a_number_stays_a_string(text):
+    from mlx.validation import _Loader
+    import yaml
+
+    assert not isinstance(yaml.load(f"a: {text}", Loader=_Loader)["a"], float)  # noqa: S506
+
+
+def test_a_float_written_in_scientific_notation_reaches_the_method(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text(textwrap.dedent("""
+        name: sci
+        dataset: {synthetic: {n_samples: 40, n_features: 6, n_labels: 3, rank: 2}}
+        methods: [{name: br, params: {loss: squared, l2_reg: 1e-3}}]
+    """))
+    config = load_config(path)
+    assert config.methods[0].params["l2_reg"] == 1e-3
