@@ -77,3 +77,22 @@ def test_a_last_line_cut_inside_a_value_is_an_error(tmp_path, fmt, text, line, t
             assert "cut short" not in str(exc)
     path.write_text(text + "5\n")                   # the value completed: fine
     _reader(fmt)(path)
+
+
+def test_the_mulan_bibtex_files_read_through_a_file_spec_give_no_alarm(tmp_path, caplog,
+                                                                        staged):
+    # The canonical files end without a newline; read as the user's own files (no registered
+    # checksum) they once drew a "may be truncated" warning.
+    from mlx.cli import cli
+    from click.testing import CliRunner
+
+    train = staged("bibtex/bibtex-train.arff.gz")
+    config = tmp_path / "c.yaml"
+    config.write_text(f"name: b\ndataset: {{format: arff, train: {train}, "
+                      f"test: {train.parent / 'bibtex-test.arff.gz'}, "
+                      f"xml: {train.parent / 'bibtex.xml'}}}\nmethods: [constant]\n")
+    with caplog.at_level(logging.INFO, logger="mlx"):
+        result = CliRunner().invoke(cli, ["validate", str(config)])
+    assert result.exit_code == 0, result.output
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert not [r for r in caplog.records if "newline" in r.getMessage()]
