@@ -23,6 +23,7 @@ from __future__ import annotations
 import numbers
 import os
 import re
+import stat
 
 import yaml
 
@@ -33,6 +34,7 @@ __all__ = ["MAX_SHOWN", "MAX_NODES", "shown", "type_name", "read_yaml", "check_k
 
 MAX_SHOWN = 80
 MAX_NODES = 100_000
+MAX_YAML_BYTES = 16 << 20
 
 
 def shown(value, limit: int = MAX_SHOWN) -> str:
@@ -125,8 +127,15 @@ def read_yaml(path: str | os.PathLike, *, empty_hint: str):
     """
     source = str(path)
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode) and not os.path.isdir(path):
+            # a FIFO would block the read forever, a device never end
+            raise ConfigError(source, None, "is not a regular file (a FIFO, a device or a "
+                                            "socket); give a YAML file")
         with open(path, "rb") as fh:
-            data = fh.read()
+            data = fh.read(MAX_YAML_BYTES + 1)
+        if len(data) > MAX_YAML_BYTES:
+            raise ConfigError(source, None, f"is larger than {MAX_YAML_BYTES // 2**20} MiB; a "
+                                            f"YAML file of mlx is a few kilobytes")
     except FileNotFoundError:
         raise ConfigError(source, None, "file not found") from None
     except IsADirectoryError:

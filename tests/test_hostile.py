@@ -299,6 +299,9 @@ CASES += [
     Case("fifo-as-data", lambda t: (os.mkfifo(t / "p.svm"), _config(
         t, "c.yaml", "{format: libsvm-multilabel, train: p.svm, test: p.svm}")), VALIDATE, 1,
          r"re:Error: p\.svm: file not found \(config key dataset\.train in {t}/c\.yaml\); .*"),
+    Case("fifo-as-config", lambda t: os.mkfifo(t / "c.yaml"), VALIDATE, 2,
+         "Error: {t}/c.yaml: is not a regular file (a FIFO, a device or a socket); give a YAML "
+         "file"),
     Case("scheduler-not-an-address", _tiny,
          ["run", "-q", "--backend", "dask", "--scheduler", "not a url", "-o", "{t}/out",
           "{t}/c.yaml"], 2, f"Error: --scheduler: 'not a url' {SCHEDULER}"),
