@@ -77,40 +77,23 @@ def _victim_intact(t: Path):
 
 
 # ----------------------------------------------------------------------------- R3: links
-def _lock_symlink(t):
-    _tiny(t)
-    _victim(t)
-    (t / "out").mkdir()
-    (t / "out" / ".mlx.lock").symlink_to(t / "victim.txt")
+def _planted(plant):
+    """Setup: a config, a victim file, an output directory in which ``plant(t, out)`` put
+    something the run must not write through."""
+    def setup(t):
+        _tiny(t)
+        _victim(t)
+        (t / "elsewhere").mkdir()
+        (t / "out").mkdir()
+        plant(t, t / "out")
+    return setup
 
 
-def _lock_hardlink(t):
-    _tiny(t)
-    _victim(t)
-    (t / "out").mkdir()
-    os.link(t / "victim.txt", t / "out" / ".mlx.lock")
-
-
-def _lock_fifo(t):
-    _tiny(t)
-    _victim(t)
-    (t / "out").mkdir()
-    os.mkfifo(t / "out" / ".mlx.lock")
-
-
-def _cells_symlink(t):
-    _tiny(t)
-    _victim(t)
-    (t / "elsewhere").mkdir()
-    (t / "out").mkdir()
-    (t / "out" / "cells").symlink_to(t / "elsewhere")
-
-
-def _results_symlink(t):
-    _tiny(t)
-    _victim(t)
-    (t / "out").mkdir()
-    (t / "out" / "results.csv").symlink_to(t / "victim.txt")
+_lock_symlink = _planted(lambda t, out: (out / ".mlx.lock").symlink_to(t / "victim.txt"))
+_lock_hardlink = _planted(lambda t, out: os.link(t / "victim.txt", out / ".mlx.lock"))
+_lock_fifo = _planted(lambda t, out: os.mkfifo(out / ".mlx.lock"))
+_cells_symlink = _planted(lambda t, out: (out / "cells").symlink_to(t / "elsewhere"))
+_results_symlink = _planted(lambda t, out: (out / "results.csv").symlink_to(t / "victim.txt"))
 
 
 def _nothing_elsewhere(t):
