@@ -64,16 +64,17 @@ import scipy.sparse as sp
 
 from mlx.data.dataset import Dataset, canonical_csr
 from mlx.data.lineparse import (
+    DENSE_BYTES_PER_BYTE,
+    MAGNITUDE_RULE,
+    MAX_MAGNITUDE,
     MISSING_HINT,
+    check_unterminated,
     first_failure,
     int64,
     log_missing_features,
     log_rows_without_labels,
     reading,
     token_text,
-    MAGNITUDE_RULE,
-    MAX_MAGNITUDE,
-    check_unterminated,
 )
 from mlx.errors import DataFormatError
 
@@ -221,7 +222,7 @@ def _read_header(lines: Iterator, path) -> ArffHeader:
 
 def read_arff_header(path) -> ArffHeader:
     """The relation name and attribute declarations of an ARFF file."""
-    with reading(path) as fh:
+    with reading(path, bytes_per_byte=DENSE_BYTES_PER_BYTE) as fh:
         return _read_header(enumerate(fh, 1), path)
 
 
@@ -392,7 +393,7 @@ def _numeric_matrix(rows: _Rows, header: ArffHeader, path):
 def read_mulan_xml(path) -> list[str]:
     """Label names listed in a Mulan XML file (``<label name="...">``, any nesting)."""
     try:
-        with reading(path) as fh:
+        with reading(path, bytes_per_byte=DENSE_BYTES_PER_BYTE) as fh:
             root = ET.parse(fh).getroot()
     except ET.ParseError as exc:
         line = exc.position[0] if getattr(exc, "position", None) else None
@@ -614,7 +615,7 @@ def _mulan_dataset(path, header: ArffHeader, rows: _Rows, start: int, L: int,
 
 
 def _read(path):
-    with reading(path) as fh:
+    with reading(path, bytes_per_byte=DENSE_BYTES_PER_BYTE) as fh:
         lines = enumerate(fh, 1)
         header = _read_header(lines, path)
         rows = _read_rows(lines, len(header.attributes), path)

@@ -45,16 +45,17 @@ import numpy as np
 
 from mlx.data.dataset import Dataset, canonical_csr
 from mlx.data.lineparse import (
+    DENSE_BYTES_PER_BYTE,
+    MAGNITUDE_RULE,
+    MAX_MAGNITUDE,
     MISSING_HINT,
     build_levels_Y,
     build_multiclass_Ys,
+    check_unterminated,
     first_failure,
     log_missing_features,
     reading,
     token_text,
-    MAGNITUDE_RULE,
-    MAX_MAGNITUDE,
-    check_unterminated,
 )
 from mlx.errors import DataFormatError, suggest
 
@@ -103,7 +104,7 @@ def _split_header(text: str, sep: str) -> list[str]:
 
 
 def _read_table(path, *, sep: str, header: bool) -> _Table:
-    with reading(path) as fh:
+    with reading(path, bytes_per_byte=DENSE_BYTES_PER_BYTE) as fh:
         content = fh.read()
     lines = [(no, line) for no, line in enumerate(content.splitlines(), 1) if line.strip()]
     if lines and not content.endswith((b"\n", b"\r")):

@@ -21,8 +21,8 @@ or one line of gigabytes). :func:`reading` hands the readers a :class:`BoundedRe
 * refuses a line longer than :func:`max_line_bytes` (default 16 MiB; raise it with
   ``mlx --max-line-bytes SIZE`` or ``MLX_MAX_LINE_BYTES``) before holding more of it, and
 * estimates, as lines arrive, what the parsed rows will occupy
-  (:data:`BYTES_PER_BYTE` per byte of text plus :data:`BYTES_PER_LINE` per line, an upper
-  bound for the readers' token lists and arrays) and refuses the read once that passes
+  (:data:`BYTES_PER_BYTE` per byte of text, :data:`DENSE_BYTES_PER_BYTE` for dense text,
+  plus :data:`BYTES_PER_LINE` per line: upper bounds for the readers' token lists and arrays) and refuses the read once that passes
   :func:`max_read_memory` (default 80% of the memory available when the read starts; set it
   with ``mlx --max-read-memory SIZE`` or ``MLX_MAX_READ_MEMORY``).
 
@@ -99,9 +99,13 @@ _NOT_SEP = bytes(i for i in range(256) if i not in b" :")
 
 
 # ----------------------------------------------------------------------------- file access
-#: Memory estimate of a read: bytes per byte of text and per line (measured on LIBSVM files
-#: of one-token rows ``1 1:1``, the worst case, and eurlex-shaped rows, rounded up).
+#: Memory estimate of a read: bytes per byte of text and per line, upper bounds measured on
+#: LIBSVM files of one-feature rows ``1 1:1`` (300 MB for 12 MB of text in 2M lines; estimate
+#: 640 MB) and of 30-feature rows (470 MB for 36 MB; estimate 575 MB). Dense delimited and
+#: ARFF text of one-digit values costs more per byte (257 MB for 10 MB): those readers use
+#: :data:`DENSE_BYTES_PER_BYTE` (estimate 290 MB).
 BYTES_PER_BYTE = 16
+DENSE_BYTES_PER_BYTE = 28
 BYTES_PER_LINE = 240
 _DEFAULT_LINE_BYTES = 16 << 20
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
@@ -171,9 +175,10 @@ class BoundedReader:
 
     _CHECK_EVERY = 1 << 14
 
-    def __init__(self, fh, path):
+    def __init__(self, fh, path, bytes_per_byte: int = BYTES_PER_BYTE):
         self._fh = fh
         self.path = str(path)
+        self.bytes_per_byte = bytes_per_byte
         self.line_limit = max_line_bytes()
         self._memory = None               # (limit, source), looked up at the first check
         self.line_no = 0
@@ -185,7 +190,7 @@ class BoundedReader:
         if self._memory is None:
             self._memory = max_read_memory()
         limit, source = self._memory
-        need = BYTES_PER_BYTE * self._bytes + BYTES_PER_LINE * (self.line_no + coming)
+        need = self.bytes_per_byte * self._bytes + BYTES_PER_LINE * (self.line_no + coming)
         self._next_check = self._bytes + (1 << 22)
         if need > limit:
             raise DataFormatError(self.path, self.line_no + coming or None,
@@ -273,15 +278,16 @@ def open_binary(path) -> BinaryIO:
 
 
 @contextlib.contextmanager
-def reading(path):
-    """Context manager around :func:`open_binary` that yields a :class:`BoundedReader` and
+def reading(path, *, bytes_per_byte: int = BYTES_PER_BYTE):
+    """Context manager around :func:`open_binary` that yields a :class:`BoundedReader`
+    (estimating ``bytes_per_byte`` of memory per byte of text read) and
     reports a corrupt or truncated gzip stream, a file that cannot be read (permissions, an
     I/O error) and running out of memory as :class:`~mlx.errors.DataFormatError`."""
     try:
         fh = open_binary(path)
     except OSError as exc:
         raise DataFormatError(path, None, _cannot_read(exc)) from None
-    reader = BoundedReader(fh, path)
+    reader = BoundedReader(fh, path, bytes_per_byte)
     try:
         yield reader
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
