@@ -12,9 +12,9 @@ ends, however it ends, so a killed run never leaves a stale lock behind.
 Nothing outside the output directory is ever touched: the lock is opened without following
 a symbolic link (``O_NOFOLLOW``) and must be a regular file with one name, so a planted link
 (symbolic or hard) to another file is refused before anything is truncated;
-:func:`check_no_links` refuses a ``cells`` directory that is a link, and every file is
-written as a new temporary file renamed into place (:mod:`mlx.io`), which refuses a
-destination that is a link.
+:func:`check_no_links` refuses, before any work, a link where a run writes (``cells``,
+``results.csv``, ...), and every file is written as a new temporary file renamed into place
+(:mod:`mlx.io`), which refuses a destination that is a link.
 """
 
 from __future__ import annotations
