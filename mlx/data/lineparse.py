@@ -62,6 +62,7 @@ __all__ = [
     "BoundedReader",
     "max_line_bytes",
     "max_read_memory",
+    "available_memory",
     "parse_size",
     "token_text",
     "RawRows",
@@ -149,14 +150,29 @@ def max_line_bytes() -> int:
     return _env_size("MLX_MAX_LINE_BYTES") or _DEFAULT_LINE_BYTES
 
 
+def available_memory() -> tuple[int, str]:
+    """``(bytes, where from)``: ``MemAvailable`` of ``/proc/meminfo``, else the free physical
+    pages (``os.sysconf``)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024, "MemAvailable in /proc/meminfo"
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        pages = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        return int(pages), "free physical pages (os.sysconf)"
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return 2**62, "unknown"
+
+
 def max_read_memory() -> tuple[int, str]:
     """``(bytes, what it is)``: the memory one read may take (``MLX_MAX_READ_MEMORY``,
     default 80% of the available memory now)."""
     limit = _env_size("MLX_MAX_READ_MEMORY")
     if limit:
         return limit, "MLX_MAX_READ_MEMORY"
-    from mlx.data.xmc_synth import available_memory
-
     avail, where = available_memory()
     return int(0.8 * avail), f"80% of the available memory, {where}"
 

@@ -77,6 +77,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from mlx.data.dataset import Dataset, Split
+from mlx.data.lineparse import available_memory  # shared with the readers' memory bound
 from mlx.errors import ConfigError
 
 __all__ = [
@@ -313,23 +314,6 @@ def estimate(spec: SynthSpec) -> SynthEstimate:
     return SynthEstimate(nnz_x=int(sum(nnz.values())), nnz_y=int(sum(lab.values())),
                          memory_bytes=int(csr + generator), read_bytes=int(parse + csr),
                          generator_bytes=generator, file_bytes=file_bytes)
-
-
-def available_memory() -> tuple[int, str]:
-    """``(bytes, where from)``: ``MemAvailable`` of ``/proc/meminfo``, else the free physical
-    pages (``os.sysconf``)."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024, "MemAvailable in /proc/meminfo"
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        pages = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-        return int(pages), "free physical pages (os.sysconf)"
-    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
-        return 2**62, "unknown"
 
 
 def _gb(n: float) -> str:
