@@ -61,7 +61,7 @@ def probe_output(out: str | os.PathLike) -> list[Path]:
 
 
 #: What a run writes in its output directory.
-RUN_FILES = ("cells", "results.csv", "manifest.json", "table.md", "table.csv",
+RUN_FILES = ("cells", "results.csv", "manifest.json", "table.md", "table.csv", "table.tex",
              "config.resolved.yaml")
 
 
