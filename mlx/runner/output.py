@@ -61,8 +61,8 @@ def probe_output(out: str | os.PathLike) -> list[Path]:
 
 
 #: What a run writes in its output directory.
-RUN_FILES = ("cells", "results.csv", "manifest.json", "table.md", "table.csv", "table.tex",
-             "config.resolved.yaml")
+RUN_FILES = ("cells", "models", "results.csv", "manifest.json", "table.md", "table.csv",
+             "table.tex", "config.resolved.yaml")
 
 
 def check_no_links(out: str | os.PathLike, names=RUN_FILES) -> None:
