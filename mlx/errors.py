@@ -10,8 +10,6 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
-from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
-
 __all__ = [
     "MlxError",
     "ConfigError",
@@ -101,9 +99,23 @@ class DivergenceError(MlxError):
     exit_code = 1
 
 
-class NotFittedError(MlxError, _SklearnNotFittedError):
-    """A method was used before ``fit`` (also scikit-learn's ``NotFittedError``, itself a
-    ``ValueError`` and ``AttributeError``)."""
+def _not_fitted_error() -> type:
+    # made on first use: scikit-learn is imported only by code that fits or checks methods
+    from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
+
+    class NotFittedError(MlxError, _SklearnNotFittedError):
+        """A method was used before ``fit`` (also scikit-learn's ``NotFittedError``, itself a
+        ``ValueError`` and ``AttributeError``)."""
+
+    NotFittedError.__module__, NotFittedError.__qualname__ = __name__, "NotFittedError"
+    return NotFittedError
+
+
+def __getattr__(name):
+    if name == "NotFittedError":
+        globals()[name] = cls = _not_fitted_error()
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class OutputError(MlxError):

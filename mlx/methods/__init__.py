@@ -1,27 +1,32 @@
 """The methods, as scikit-learn estimators: ``from mlx.methods import LEML, BR, ...``.
 
-Methods register themselves in :data:`METHODS` on import; import every module here.
+Methods register themselves in :data:`METHODS` on import. Each module is imported on the first
+use of its name (``METHODS.get("leml")`` or ``from mlx.methods import LEML``), so that start-up
+does not load every method's libraries (scikit-learn, LIBLINEAR, numba, ...).
 """
 
-from mlx.methods.base import METHODS  # noqa: F401
-from mlx.methods import bcs  # noqa: F401
-from mlx.methods import br  # noqa: F401
-from mlx.methods import constant  # noqa: F401
-from mlx.methods import cplst  # noqa: F401
-from mlx.methods import landmark  # noqa: F401
-from mlx.methods import leml  # noqa: F401
-from mlx.methods import lsvv  # noqa: F401
-from mlx.methods import mom  # noqa: F401
-from mlx.methods import wsabie  # noqa: F401
-from mlx.methods.bcs import BCS
-from mlx.methods.br import BR
-from mlx.methods.constant import Constant
-from mlx.methods.cplst import CPLST
-from mlx.methods.landmark import Landmark
-from mlx.methods.leml import LEML
-from mlx.methods.lsvv import LSVV
-from mlx.methods.mom import MoM
-from mlx.methods.wsabie import WSABIE
+from mlx.registry import Registry
+
+METHODS = Registry("method")
+"""Method name -> class (a subclass of :class:`mlx.methods.base.BaseMethod`)."""
+
+for _name in ("bcs", "br", "constant", "cplst", "landmark", "leml", "lsvv", "mom", "wsabie"):
+    METHODS.register_lazy(_name, f"mlx.methods.{_name}")
+del _name
+
+_CLASSES = {"BCS": "bcs", "BR": "br", "Constant": "constant", "CPLST": "cplst",
+            "Landmark": "landmark", "LEML": "leml", "LSVV": "lsvv", "MoM": "mom",
+            "WSABIE": "wsabie"}
 
 __all__ = ["METHODS", "BCS", "BR", "CPLST", "Constant", "LEML", "LSVV", "Landmark", "MoM",
            "WSABIE"]
+
+
+def __getattr__(name):
+    if name in _CLASSES:
+        return METHODS.get(_CLASSES[name])
+    if name in METHODS:  # a method's module, e.g. mlx.methods.leml
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -39,7 +39,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import ClassifierTags, RegressorTags
 
 from mlx.errors import NotFittedError
-from mlx.registry import Registry
+from mlx.methods import METHODS  # noqa: F401  (defined in the package, filled lazily)
 
 __all__ = [
     "METHODS",
@@ -535,5 +535,3 @@ def check_is_fitted(method: BaseMethod, attribute: str) -> None:
         raise NotFittedError(
             f"This {type(method).__name__} instance is not fitted yet. Call 'fit' first.")
 
-
-METHODS: Registry[type[BaseMethod]] = Registry("method")

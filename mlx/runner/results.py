@@ -24,9 +24,11 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from mlx.io import atomic_write_text
+from mlx.lazy import lazy_module
+
+pd = lazy_module("pandas")  # read only when the results are written, after the cells ran
 
 __all__ = ["COLUMNS", "CellStore", "records_to_frame", "write_manifest",
            "render_tables", "read_results"]

@@ -1,0 +1,40 @@
+"""Start-up stays light: the command-line module and the runner load no heavy library."""
+
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("numba", "pandas", "matplotlib", "liblinear", "sklearn", "plotly")
+
+
+def _loaded(code: str) -> list[str]:
+    probe = (f"import sys\n{code}\n"
+             f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return out.stdout.split()
+
+
+@pytest.mark.parametrize("code", [
+    "import mlx.cli",
+    "import mlx.cli, mlx.runner.experiment",
+    "from mlx.methods import METHODS; METHODS.names(); 'leml' in METHODS",
+])
+def test_import_loads_no_heavy_library(code):
+    assert _loaded(code) == []
+
+
+def test_method_module_loads_when_used():
+    assert _loaded("from mlx.methods import METHODS; METHODS.get('br')") != []
+
+
+def test_lazy_registry_lists_every_method_and_suggests():
+    from mlx.errors import UnknownNameError
+    from mlx.methods import METHODS
+
+    assert METHODS.names() == ["bcs", "br", "constant", "cplst", "landmark", "leml", "lsvv",
+                               "mom", "wsabie"]
+    assert "leml" in METHODS
+    assert METHODS.get("leml").name == "leml"
+    with pytest.raises(UnknownNameError, match="Did you mean 'leml'"):
+        METHODS.get("lemll")
