@@ -159,8 +159,8 @@ def main(argv=None) -> int:
 
     print("\n  bibtex test accuracy, k=32, 10 iterations (the authors' C++ at lambda=0.1 on "
           "this split: P@1 56.74, P@3 31.92, AUC 0.871):")
-    print(f"    lambda=0.1, exact W-steps (eig)               {t32:5.2f}s {t32 / br_train:.3f}x BR  "
-          f"{scores_report(model32, bib.test)}")
+    print(f"    lambda=0.1, exact W-steps (eig)               {t32:5.2f}s "
+          f"{t32 / br_train:.3f}x BR  {scores_report(model32, bib.test)}")
     for inner in (3, 10):
         for init, start in (("svd", "runner's start"), ("random", "random start ")):
             t, m = fit_seconds(X, Y, rank=32, w_solver="cg", inner_max_iter=inner, init=init, **sq)

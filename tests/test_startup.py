@@ -8,9 +8,9 @@ import pytest
 HEAVY = ("numba", "pandas", "matplotlib", "liblinear", "sklearn", "plotly")
 
 
-def _loaded(code: str) -> list[str]:
+def _loaded(code: str, modules=HEAVY) -> list[str]:
     probe = (f"import sys\n{code}\n"
-             f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules))")
+             f"print(' '.join(m for m in {tuple(modules)!r} if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     return out.stdout.split()
 
@@ -25,7 +25,18 @@ def test_import_loads_no_heavy_library(code):
 
 
 def test_method_module_loads_when_used():
-    assert _loaded("from mlx.methods import METHODS; METHODS.get('br')") != []
+    methods = ("mlx.methods.br", "mlx.methods.leml")
+    assert _loaded("from mlx.methods import METHODS; METHODS.names(); 'br' in METHODS",
+                   methods) == []
+    assert _loaded("from mlx.methods import METHODS; METHODS.get('br')", methods) == [methods[0]]
+
+
+def test_liblinear_loads_when_br_fits():
+    code = ("import numpy as np, scipy.sparse as sp\n"
+            "from mlx.methods import METHODS\n"
+            "X = sp.csr_matrix(np.eye(4)); Y = sp.csr_matrix(np.eye(4)[:, :2])\n"
+            "METHODS.get('br')(loss='logistic').fit(X, Y)")
+    assert _loaded(code, ("liblinear",)) == ["liblinear"]
 
 
 def test_lazy_registry_lists_every_method_and_suggests():

@@ -16,15 +16,6 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from liblinear.liblinear import (
-    PRINT_STRING_FUN,
-    ctypes_print_null,
-    feature_node,
-    liblinear,
-    parameter,
-    problem,
-    toPyModel,
-)
 
 from mlx.methods._validation import as_float_csr, check_fit_data, check_n_features
 from mlx.methods.base import (METHODS, BaseMethod, Interval, InvalidParameterError, StrOptions,
@@ -199,7 +190,15 @@ def _on_liblinear_message(message: bytes) -> None:
         record[1] = True
 
 
-_PRINT_CAPTURE = PRINT_STRING_FUN(_on_liblinear_message)   # module-level: never collected
+_PRINT_CAPTURE = []   # the ctypes callback, made on first use and kept here: never collected
+
+
+def _print_capture():
+    if not _PRINT_CAPTURE:
+        from liblinear.liblinear import PRINT_STRING_FUN
+
+        _PRINT_CAPTURE.append(PRINT_STRING_FUN(_on_liblinear_message))
+    return _PRINT_CAPTURE[0]
 
 
 def _fit_liblinear(X, pos, obs, trained, *, solver, C, eps, bias, n_jobs):
@@ -208,6 +207,9 @@ def _fit_liblinear(X, pos, obs, trained, *, solver, C, eps, bias, n_jobs):
     The features are copied into liblinear's node array once; each label gets a light
     ``problem`` that points at the rows it trains on, with its own +-1 targets.
     """
+    from liblinear.liblinear import (ctypes_print_null, feature_node, liblinear, parameter, problem,
+                                     toPyModel)
+
     n, d = X.shape
     L = pos.shape[1]
     w_size = d + (bias >= 0)
@@ -245,7 +247,7 @@ def _fit_liblinear(X, pos, obs, trained, *, solver, C, eps, bias, n_jobs):
         return w, record[0], not record[1]
 
     converged = True
-    liblinear.set_print_string_function(_PRINT_CAPTURE)
+    liblinear.set_print_string_function(_print_capture())
     try:
         for j, (w, it, conv) in zip(labels, _map(train_label, labels, n_jobs)):
             W[:, j] = w

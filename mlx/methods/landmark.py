@@ -19,7 +19,6 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
-from liblinear.liblinear import ctypes_print_null, liblinear, parameter, problem, toPyModel
 
 from mlx.methods._validation import as_float_csr, check_n_features
 from mlx.methods.base import (BOOL, METHODS, BaseMethod, FitContext, Interval,
@@ -183,6 +182,8 @@ def _fit_svr(Z: np.ndarray, T: np.ndarray, *, solver: int, C: float, epsilon: fl
     Returns ``(W, n_iter)`` with ``W`` of shape (m, n_targets); ``n_iter`` counts liblinear's
     reported iterations per target (0 when it reports none).
     """
+    from liblinear.liblinear import ctypes_print_null, liblinear, parameter, problem, toPyModel
+
     n, m = Z.shape
     prob = problem(np.zeros(n), sp.csr_matrix(Z))
     y_view = np.ctypeslib.as_array(prob.y, (n,))
