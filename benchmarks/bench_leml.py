@@ -19,8 +19,8 @@ Prints, in one run and on the same data:
    iterations) on the split evaluated here (Mulan's bibtex train/test): P@1 56.74, P@3 31.92,
    AUC 0.871. (The 57.9 / 33.1 / 0.879 sometimes quoted is the C++ on the split bundled with
    it, a different test set.) The exact rows start as the runner does (``init="svd"``, the
-   default); the CG rows are printed from both starts: the runner's and a random one (seed
-   0), the kind of start the C++ uses.
+   default); the CG rows are printed from both the runner's start and a random one
+   (``init="random"``, seed 0), which gives different figures on this split.
 5. Peak resident memory of a missing-label fit with n = 200,000 and L = 50,000 (a dense
    n x L float64 matrix would take 80 GB), run in a child process; asserted below 4 GB.
 
@@ -159,16 +159,16 @@ def main(argv=None) -> int:
 
     print("\n  bibtex test accuracy, k=32, 10 iterations (the authors' C++ at lambda=0.1 on "
           "this split: P@1 56.74, P@3 31.92, AUC 0.871):")
-    print(f"    lambda=0.1, exact W-steps (eig)               {t32:5.2f}s "
+    print(f"    {'lambda=0.1, exact W-steps (eig)':<52}{t32:6.2f}s "
           f"{t32 / br_train:.3f}x BR  {scores_report(model32, bib.test)}")
     for inner in (3, 10):
-        for init, start in (("svd", "runner's start"), ("random", "random start ")):
+        for init, start in (("svd", "the runner's start"), ("random", "a random start")):
             t, m = fit_seconds(X, Y, rank=32, w_solver="cg", inner_max_iter=inner, init=init, **sq)
-            print(f"    lambda=0.1, CG W-steps ({inner:2d} CG its), {start} {t:5.2f}s "
-                  f"{t / br_train:.3f}x BR  {scores_report(m, bib.test)}")
+            label = f"lambda=0.1, CG W-steps ({inner:2d} CG its), {start}"
+            print(f"    {label:<52}{t:6.2f}s {t / br_train:.3f}x BR  {scores_report(m, bib.test)}")
     for lam in (10.0, 30.0):
         t, m = fit_seconds(X, Y, rank=32, **{**sq, "l2_reg": lam})
-        print(f"    lambda={lam:<4g} exact W-steps (eig)            {t:5.2f}s (eig cached)  "
+        print(f"    {f'lambda={lam:g}, exact W-steps (eig)':<52}{t:6.2f}s (eig cached)  "
               f"{scores_report(m, bib.test)}")
 
     rng = np.random.default_rng(0)
