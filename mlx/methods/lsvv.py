@@ -13,6 +13,7 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from mlx.errors import DivergenceError
+from mlx.methods._status import settled
 from mlx.methods._validation import as_float_csr, check_fit_data, check_n_features
 from mlx.methods.base import (
     BOOL,
@@ -341,8 +342,12 @@ class LSVV(BaseMethod):
     objective_ : list of float
         Objective (11) after every epoch (with ``T(W)`` the sum the step shrinks:
         ``sum_{j > theta}`` for tail, ``sum_{j <= theta}`` for head).
-    converged_ : bool or None
-        Whether the ``tol`` test stopped the fit; None without a test (``tol=None``).
+    converged_ : bool
+        Whether the ``tol`` test stopped the fit. Without a test (``tol=None``, a fixed
+        number of epochs): whether the last epoch changed the objective by at most
+        :data:`~mlx.methods._status.SETTLED_RTOL` (1e-3) of the previous one's value, i.e.
+        whether the epochs were enough (False after one epoch). When False, raise
+        ``epochs`` or ``min_steps``.
     empty_outputs_ : ndarray of int
         Classes / labels with no labelled (observed) positive example; their weights are
         shaped by the regularisers only. Empty for regression.
@@ -661,7 +666,8 @@ class LSVV(BaseMethod):
         self.n_prox_ = n_prox
         self.objective_ = history
         self.n_damped_ = n_damped
-        self.converged_ = converged
+        # Without a tol test (Algorithm 1's fixed T), say whether T was long enough.
+        self.converged_ = settled(history) if converged is None else converged
         self.empty_outputs_ = empty
         self.manifold_route_ = None if manifold is None else manifold.route
         noun = "classes" if self.task == "multiclass" else "labels"

@@ -377,7 +377,22 @@ def test_tol_stops_and_records_the_objective():
     assert loose.converged_ is True and loose.n_iter_ < 50
     assert len(loose.objective_) == loose.n_iter_
     fixed = LSVV(task="multiclass", epochs=4, min_steps=0, random_state=0).fit(X, Y)
-    assert fixed.converged_ is None and fixed.n_iter_ == 4 and len(fixed.objective_) == 4
+    assert fixed.n_iter_ == 4 and len(fixed.objective_) == 4
+
+
+def test_fixed_epochs_report_whether_the_objective_settled():
+    """Without a tol test LSVV runs a fixed number of epochs; converged_ says whether the last
+    epoch moved the objective by at most 1e-3 of its value (it used to stay empty)."""
+    X, y = _blobs(3, n=80)
+    Y = _onehot(y, 4)
+    short = LSVV(task="multiclass", epochs=2, min_steps=0, random_state=0).fit(X, Y)
+    obj = short.objective_
+    assert abs(obj[1] - obj[0]) > 1e-3 * abs(obj[0]) and short.converged_ is False
+    one = LSVV(task="multiclass", epochs=1, min_steps=0, random_state=0).fit(X, Y)
+    assert one.converged_ is False
+    long = LSVV(task="multiclass", epochs=400, min_steps=0, random_state=0).fit(X, Y)
+    obj = long.objective_
+    assert abs(obj[-1] - obj[-2]) <= 1e-3 * abs(obj[-2]) and long.converged_ is True
 
 
 # ----------------------------------------------------------------------------- configuration

@@ -91,3 +91,29 @@ def test_ranking_only_method_leaves_thresholded_metrics_blank_with_the_reason(tm
     row = _row(s.table_md, "W")
     assert row["hamming"] == row["f1"] == "n/a"
     assert "n/a: W: hamming, f1 not computed" in s.table_md
+
+
+def test_unconverged_fits_are_counted_and_the_legend_says_what_to_do(tmp_path):
+    p = tmp_path / "u.yaml"
+    p.write_text(textwrap.dedent("""
+        name: u
+        dataset: {synthetic: {n_samples: 120, n_features: 10, n_labels: 5, rank: 2, seed: 1}}
+        methods:
+          - name: lsvv
+            label: SHORT
+            params: {epochs: 1, min_steps: 0, space: linear}
+          - name: lsvv
+            label: STOPPED
+            params: {epochs: 50, min_steps: 0, tol: 0.5, space: linear}
+        sweep: {repetitions: 2}
+        metrics: [auc]
+        """))
+    s = run_experiment(load_config(p), jobs=1, output=str(tmp_path / "o"), quiet=True,
+                       progress=False)
+    frame = pd.read_csv(s.output / "results.csv")
+    assert set(frame.loc[frame["label"] == "SHORT", "converged"].astype(str)) == {"False"}
+    assert _row(s.table_md, "SHORT")["converged"] == "no (2/2)"
+    assert _row(s.table_md, "STOPPED")["converged"] == "yes"
+    assert ("converged no (k/n): k of the row's n fits stopped at their iteration limit "
+            "before their convergence test held") in s.table_md
+    assert "raise `max_iter` (`epochs` or `min_steps` for the epoch-based methods)" in s.table_md
