@@ -26,7 +26,7 @@ TOP_KEYS = ("name", "seed", "dataset", "split", "target", "preprocess", "methods
             "metrics", "evaluation", "selection", "runner", "output", "description", "units")
 METHOD_KEYS = ("name", "label", "params", "grid", "select", "preprocess", "threshold")
 SWEEP_KEYS = ("rank_ratio", "rank", "observed_ratio", "labelled_ratio", "repetitions")
-SPLIT_KEYS = ("test_fraction", "stratify", "repetitions")
+SPLIT_KEYS = ("test_fraction", "stratify", "repetitions", "pool")
 EVAL_KEYS = ("auc_degenerate", "batch_size", "splits")
 SELECTION_KEYS = ("metric", "validation_fraction", "cv", "stratify")
 RUNNER_KEYS = ("jobs", "backend", "scheduler", "ship_data")
@@ -299,6 +299,13 @@ def parse_config(raw: dict, *, source: str | None = None) -> Config:
                                   f"is {reps} but sweep.repetitions is {repetitions}; each "
                                   f"repetition draws one split, give the number once")
             repetitions = reps
+        pool = as_bool(split_node.get("pool", False), "split.pool", source)
+        if dataset.has_split and not pool:
+            raise ConfigError(source, "split",
+                              f"'{dataset.name}' has its own test file, and a random split "
+                              f"would pool it with the training file and split the rows "
+                              f"afresh; say so with split.pool: true, or remove split to "
+                              f"train and test on the files as given")
         split = SplitSpec(test_fraction=fraction, stratify=stratify)
     elif not dataset.has_split:
         raise ConfigError(source, "dataset",
