@@ -69,6 +69,7 @@ class SplitSpec:
 
     test_fraction: float
     stratify: bool
+    pool: bool = False          # the data's own train and test files are pooled first
 
     def key(self) -> str:
         return json.dumps({"test_fraction": self.test_fraction, "stratify": self.stratify},
@@ -118,7 +119,7 @@ class Config:
             "task": self.task,
             "split": None if self.split is None else {
                 "test_fraction": self.split.test_fraction, "stratify": self.split.stratify,
-                "repetitions": self.repetitions},
+                "repetitions": self.repetitions, **({"pool": True} if self.split.pool else {})},
             "target": self.target,
             "preprocess": self.preprocess,
             "methods": [
@@ -306,7 +307,7 @@ def parse_config(raw: dict, *, source: str | None = None) -> Config:
                               f"would pool it with the training file and split the rows "
                               f"afresh; say so with split.pool: true, or remove split to "
                               f"train and test on the files as given")
-        split = SplitSpec(test_fraction=fraction, stratify=stratify)
+        split = SplitSpec(test_fraction=fraction, stratify=stratify, pool=pool)
     elif not dataset.has_split:
         raise ConfigError(source, "dataset",
                           f"'{dataset.name}' has no official train/test split; add a random "
