@@ -3,6 +3,7 @@
 import re
 import textwrap
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -409,3 +410,32 @@ def test_a_split_with_a_tiny_part_is_warned_about_by_validate_and_run(tmp_path, 
     assert r.exit_code == 0, r.output
     got = [m.getMessage() for m in caplog.records if m.name == "mlx.runner.preflight"]
     assert got == ([] if warned is None else [f"{p}: split.test_fraction: {fraction} {warned}"])
+
+
+# ----------------------------------------------------------------------------- count features
+def _dense_multilabel(tmp_path):
+    """Dense real features (every value stored, none a count), two labels per row."""
+    rng = np.random.default_rng(0)
+    for name, n in (("dtr.svm", 60), ("dte.svm", 30)):
+        (tmp_path / name).write_text("".join(
+            ",".join(map(str, sorted(rng.choice(4, 2, replace=False)))) + " "
+            + " ".join(f"{j}:{v:.3f}" for j, v in enumerate(rng.uniform(0.1, 1, 6), 1)) + "\n"
+            for _ in range(n)))
+    return f"dataset: {{format: libsvm-multilabel, train: {tmp_path}/dtr.svm, " \
+           f"test: {tmp_path}/dte.svm, name: dense}}"
+
+
+@pytest.mark.parametrize("cmd", ["validate", "run"])
+def test_mom_on_non_count_features_is_refused_before_any_cell(tmp_path, cmd):
+    p = write(tmp_path, f"name: m\n{_dense_multilabel(tmp_path)}\n"
+                        f"methods: [{{name: br}}, {{name: mom}}]\nmetrics: [auc]\n")
+    args = ["-q", "-j", "1", "-o", str(tmp_path / "o")] if cmd == "run" else []
+    r = invoke(cmd, *args, str(p))
+    assert r.exit_code == 2
+    assert r.output.startswith(
+        f"Error: {p}: methods[1]: mom reads word counts (non-negative integers), but the features "
+        f"of 'dense' after preprocessing [bias] hold other values (e.g. 0.")
+    assert r.output.endswith("); give it count features (no scaling or normalising step), or "
+                             "set methods[1].params.binarize: true to read the occurrence "
+                             "pattern x != 0\n")
+    assert not (tmp_path / "o").exists()

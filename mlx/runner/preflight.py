@@ -90,6 +90,47 @@ def _check_missing_features(config, cells) -> None:
                               f"feature) the first preprocessing step")
 
 
+def _check_count_features(config, cells, data: dict) -> None:
+    """A method that reads word counts (``needs_counts``, e.g. MoM without ``binarize``)
+    refuses features that are not non-negative integers after its preprocessing: a config
+    error naming the dataset and the fix, instead of an error in every cell."""
+    from mlx.methods import METHODS
+    from mlx.methods.mom import non_count_value
+    from mlx.runner.cells import _preprocess
+
+    seen = set()
+    for cell in cells:
+        cls = METHODS.get(cell.method)
+        if "needs_counts" not in dir(cls):
+            continue
+        fixed = json.loads(cell.params)
+        select = json.loads(cell.select)
+        chains = [[json.loads(st) for st in cell.preprocess]]
+        chains += select.get("preprocess", [])
+        for cand in [dict(zip(select, v)) for v in _product(select)] or [{}]:
+            params = {**fixed, **{k: v for k, v in cand.items() if k != "preprocess"}}
+            if not cls(**params).needs_counts:
+                continue
+            key = (cell.repetition, cell.labelled_ratio, cell.observed_ratio)
+            for chain in ([cand["preprocess"]] if "preprocess" in cand else chains):
+                if (cell.method_index, json.dumps(chain), key) in seen:
+                    continue
+                seen.add((cell.method_index, json.dumps(chain), key))
+                d = data[key]
+                _, (X,) = _preprocess(chain, d.train.X)
+                bad = non_count_value(X[d.X_fit_rows])
+                if bad is not None:
+                    steps = ", ".join(next(iter(st)) if isinstance(st, dict) else str(st)
+                                      for st in chain)
+                    raise ConfigError(
+                        config.source, f"methods[{cell.method_index}]",
+                        f"{cell.method} reads word counts (non-negative integers), but the "
+                        f"features of '{config.dataset.name}' after preprocessing [{steps}] "
+                        f"hold other values (e.g. {bad:g}); give it count features (no "
+                        f"scaling or normalising step), or set methods[{cell.method_index}]"
+                        f".params.binarize: true to read the occurrence pattern x != 0")
+
+
 def _default_chain(config) -> tuple:
     from mlx.runner.sweep import _canonical_steps
 
@@ -200,4 +241,5 @@ def preflight(config, cells, *, load: bool = True) -> None:
             selection_folds(cell, data[key].Y_fit, task)
             folds_checked.add(key)
     _check_split_sizes(config, parts)
+    _check_count_features(config, cells, data)
     _check_method_settings(cells, sizes)

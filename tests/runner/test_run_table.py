@@ -2,6 +2,7 @@
 
 import textwrap
 
+import numpy as np
 import pandas as pd
 
 from mlx.config import load_config
@@ -117,3 +118,34 @@ def test_unconverged_fits_are_counted_and_the_legend_says_what_to_do(tmp_path):
     assert ("converged no (k/n): k of the row's n fits stopped at their iteration limit "
             "before their convergence test held") in s.table_md
     assert "raise `max_iter` (`epochs` or `min_steps` for the epoch-based methods)" in s.table_md
+
+
+def test_a_fit_whose_scores_ignore_the_input_is_flagged(tmp_path):
+    """binarize on dense real features: every occurrence pattern is all ones, so MoM predicts
+    the same scores for every row; the cell says so (status stays ok: the figures are real)."""
+    rng = np.random.default_rng(0)
+    for name, n in (("tr.svm", 60), ("te.svm", 30)):
+        (tmp_path / name).write_text("".join(
+            ",".join(map(str, sorted(rng.choice(4, 2, replace=False)))) + " "
+            + " ".join(f"{j}:{v:.3f}" for j, v in enumerate(rng.uniform(0.1, 1, 6), 1)) + "\n"
+            for _ in range(n)))
+    p = tmp_path / "b.yaml"
+    p.write_text(textwrap.dedent(f"""
+        name: b
+        dataset: {{format: libsvm-multilabel, train: {tmp_path}/tr.svm, test: {tmp_path}/te.svm}}
+        methods:
+          - name: mom
+            params: {{binarize: true}}
+          - name: br
+          - name: constant
+        metrics: [auc]
+        """))
+    s = run_experiment(load_config(p), jobs=1, output=str(tmp_path / "o"), quiet=True,
+                       progress=False)
+    frame = pd.read_csv(s.output / "results.csv").set_index("method")
+    assert (frame["status"] == "ok").all()
+    assert frame.loc["mom", "message"] == (
+        "the scores do not depend on the input: 30 distinct test rows all get the same scores, "
+        "so every figure is a constant predictor's; check the method's settings and "
+        "preprocessing for this data")
+    assert frame["message"].drop("mom").isna().all()      # br learns; constant is meant to
