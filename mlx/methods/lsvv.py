@@ -283,7 +283,9 @@ class LSVV(BaseMethod):
         ``theta <= min(K, D)``. A float in (0, 1) is a fraction of ``min(K, D)``, rounded
         to the nearest integer (the paper's grid ``{0, 0.1, ..., 0.9} x min(K, D)``, which
         one config can then use for every dataset and space). None:
-        ``ceil(min(K, D) / 2)``, the authors' code's default.
+        ``ceil(min(K, D) / 2)``, the default of an older commit of the authors' code (their
+        final code uses ``ceil(0.3 min(K, D))``; ``theta=0.3`` rounds to the nearest integer
+        instead, which differs when ``0.3 min(K, D)`` has a fractional part below 1/2).
         With ``"tail"``, ``theta = 0`` is the trace norm and ``theta = min(K, D)`` no
         shrinkage (section 6.5).
     shrink : {"tail", "head"}, default="tail"
@@ -377,11 +379,13 @@ class LSVV(BaseMethod):
     the chosen feature space. The paper's objective (11) penalises the tail
     ``sum_{j > theta}`` while its Algorithm 1 / eq. (16) / Proposition 2 shrink the first
     ``theta`` values; ``shrink`` offers both, the default being the exact proximal step of
-    (11). (The authors' ``lsvv_multi_train.m`` we read shrinks the values from index
+    (11). (The authors' final ``lsvv_multi_train.m`` shrinks the first ``theta`` values, as
+    Algorithm 1 prints, i.e. ``shrink="head"``; an older commit shrank the values from index
     ``theta`` on, 1-based: the tail plus the theta-th.) The authors' code starts from a
     uniform random W and measures ``||grad||`` with the spectral norm; Algorithm 1 (followed
     here) starts from 0 and uses the Frobenius norm. ``rho``, ``eps``, ``batch_size``,
-    ``epochs`` and ``theta=None`` are the authors' code defaults (the paper gives none). No
+    ``epochs`` are the authors' code defaults and ``theta=None`` that of an older commit of
+    it (the paper gives none). No
     intercept (the paper has none). With ``tau_I = 0`` unlabelled rows only enter the median
     bandwidth. The mini-batch loss is divided by the rows in the batch (the authors' code
     divides a short last batch by the full batch size).

@@ -845,8 +845,10 @@ class MoM(BaseMethod):
       stops unconverged for about half of the eigenpairs at ``K = 50``; the default here is
       the robust method with 10 starts, whose selection by the largest ``T(u, u, u)`` is the
       paper's reference algorithm (Anandkumar et al. 2014);
-    * ``P[v|h]``: the code normalises ``lambda_k W^+ u_k`` without clipping; here negative
-      entries are clipped at 0 first (the paper's probabilities are non-negative);
+    * ``P[v|h]``: the released code does not show how ``lambda_k W^+ u_k`` is made a
+      distribution (whether negative entries are clipped, dropped or kept); here negative
+      entries are clipped at 0 and each column scaled to sum 1 (the paper's probabilities are
+      non-negative);
     * ``pi_k = lambda_k^-2`` is renormalised to sum 1 (it does only in population);
     * the code's prediction uses a uniform prior (its ``log(pi)`` is MATLAB's constant pi),
       only the present words, and the smoothing ``beta``: ``prediction="code"``;
