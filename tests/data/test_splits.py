@@ -109,3 +109,33 @@ def test_labelled_rows_are_nested_across_ratios():
 def test_labelled_ratio_out_of_range(ratio):
     with pytest.raises(ValueError, match=r"labelled_ratio must be a float in the range \(0, 1\]"):
         labelled_rows(10, ratio, 0)
+
+
+def _fold_of(folds, n):
+    out = np.empty(n, dtype=np.int64)
+    for f, (_, val) in enumerate(folds):
+        out[val] = f
+    return out
+
+
+@pytest.mark.parametrize("stratified", [False, True])
+def test_different_seeds_give_different_folds(stratified):
+    classes = np.repeat([0, 1, 2], [12, 9, 15])
+    n = classes.size
+    seen = {tuple(_fold_of(kfold(n, 3, rng(s), classes=classes if stratified else None), n))
+            for s in range(8)}
+    assert len(seen) == 8
+
+
+def test_stratified_kfold_shuffles_within_each_class():
+    """Over many seeds every row of a class lands in every fold about equally often (a
+    deal in index order would pin each row to one fold, whatever the seed)."""
+    classes = np.tile([0, 1], 12)                        # classes interleaved by index
+    n, k, trials = classes.size, 3, 300
+    counts = np.zeros((n, k))
+    for s in range(trials):
+        counts[np.arange(n), _fold_of(kfold(n, k, rng(s), classes=classes), n)] += 1
+    assert counts.min() > trials / k * 0.6 and counts.max() < trials / k * 1.4
+    for s in range(5):                                   # and every fold stays stratified
+        for _, val in kfold(n, k, rng(s), classes=classes):
+            assert sorted(class_counts(classes[val]).values()) == [4, 4]

@@ -522,3 +522,20 @@ def test_the_safeguard_keeps_the_best_iterate_and_damps_an_overshooting_step():
     assert (R ** 2).sum() / X.shape[0] + 1e-6 * (safe.W_ ** 2).sum() == pytest.approx(best,
                                                                                    rel=1e-10)
     assert safe.objective_[-1] > best
+
+
+@pytest.mark.parametrize("n, batch, min_steps, epochs", [
+    (100, 32, 10, 1),      # 4 batches an epoch: 10 steps need 3 epochs (12), not 2 (8)
+    (50, 16, 9, 2),        # 4 batches: 9 steps need 3 epochs
+    (40, 8, 11, 1),        # 5 batches: 11 steps need 3 epochs
+    (40, 8, 10, 1),        # an exact multiple: 2 epochs
+    (40, 8, 10, 4),        # epochs already give more
+])
+def test_min_steps_is_a_floor_on_the_steps_taken(n, batch, min_steps, epochs):
+    X, y = _blobs(1, n=n)
+    model = LSVV(task="multiclass", batch_size=batch, epochs=epochs, min_steps=min_steps,
+                 random_state=0).fit(X, _onehot(y, 4))
+    per_epoch = math.ceil(n / batch)
+    assert model.n_steps_ >= min_steps
+    assert model.n_iter_ == max(epochs, math.ceil(min_steps / per_epoch))
+    assert model.n_steps_ == model.n_iter_ * per_epoch
