@@ -286,3 +286,106 @@ def test_runner_keys_are_checked(tmp_path, runner, key, message):
     with pytest.raises(ConfigError) as e:
         load_config(path)
     assert e.value.key_path == key and message in str(e.value)
+
+
+# ----------------------------------------------------------------------------- shipped data
+class _FakeFuture:
+    def __init__(self, key, thunk):
+        self.key, self._thunk = key, thunk
+
+    def result(self):
+        return self._thunk()
+
+
+class _NoSharedDiskClient:
+    """A client whose "workers" cannot see the data files: they are deleted once the data
+    are scattered, and every task runs with empty per-process memos on an unpickled copy of
+    what was scattered (as a worker on another machine would)."""
+
+    def __init__(self, files):
+        self.files, self.scattered, self.mapped = files, [], []
+
+    def scheduler_info(self):
+        return {"workers": {"tcp://w:1": {}}}
+
+    def run(self, fn, *args, on_error=None):
+        return {"tcp://w:1": dask_backend.local_version()}
+
+    def scatter(self, value, *, broadcast=False, hash=True):
+        self.scattered.append((value, broadcast))
+        return ("scattered", len(self.scattered) - 1)
+
+    def map(self, fn, cells, *, pure=True, **kwargs):
+        import pickle
+
+        from mlx.data import catalog
+        from mlx.runner import protocol
+
+        self.mapped.append((fn, kwargs))
+        for f in self.files:
+            f.unlink()
+
+        def task(cell):
+            protocol._DATA_MEMO.clear()
+            catalog.clear_memo()
+            args = {k: pickle.loads(pickle.dumps(self.scattered[v[1]][0]))
+                    if isinstance(v, tuple) and v[:1] == ("scattered",) else v
+                    for k, v in kwargs.items()}
+            return fn(pickle.loads(pickle.dumps(cell)), **args)
+
+        return [_FakeFuture(i, lambda c=c: task(c)) for i, c in enumerate(cells)]
+
+    def cancel(self, futures):
+        pass
+
+    def close(self, timeout=None):
+        pass
+
+
+@pytest.mark.parametrize("split", ["", "split: {test_fraction: 0.3, pool: true}"])
+def test_shipped_data_reach_workers_without_the_files(tmp_path, monkeypatch, split):
+    """--ship-data scatters the loaded data (the official split, or all rows for a random
+    split) once, to every worker, and each task takes it by reference; a worker never needs
+    the files. Official split and random split both."""
+    import types
+
+    from mlx.runner import protocol
+    from mlx.runner.cells import run_cell
+    from mlx.runner.sweep import expand
+
+    files = [tmp_path / "tr.csv", tmp_path / "te.csv"]
+    for f, n in zip(files, (40, 20)):
+        f.write_text("a,b,y\n" + "\n".join(f"{i % 5},{i % 3},{(i * 7) % 11 * 0.1}"
+                                            for i in range(n)))
+    cfg = _write(tmp_path, f"""
+        name: ship
+        dataset: {{format: csv, train: {files[0]}, test: {files[1]}}}
+        {split}
+        methods: [{{name: constant}}, {{name: br, params: {{loss: squared}}}}]
+        metrics: [mse]
+        """, "ship")
+    cells = expand(load_config(cfg))
+    local = [run_cell(c) for c in cells]
+    assert {r["status"] for r in local} == {"ok"}
+    expected = protocol.load_data(cells[0].dataset, whole=bool(split))
+
+    client = _NoSharedDiskClient(files)
+    fake = types.SimpleNamespace(as_completed=iter, KilledWorker=type("KW", (Exception,), {}),
+                                 comm=types.SimpleNamespace(CommClosedError=OSError))
+    monkeypatch.setattr(dask_backend, "_import_distributed", lambda: fake)
+    monkeypatch.setattr(dask_backend, "_connect", lambda *a, **k: (client, None))
+    protocol._DATA_MEMO.clear()
+    done = {}
+    dask_backend.run_cells_dask(cells, on_done=lambda c, r: done.__setitem__(c.cell_id(), r),
+                                scheduler="tcp://fake:1", ship_data=True)
+    assert len(client.scattered) == 1
+    value, broadcast = client.scattered[0]
+    assert broadcast and type(value) is type(expected)
+    assert (value.X != expected.X).nnz == 0 if not hasattr(value, "train") else \
+        (value.train.X != expected.train.X).nnz == 0 and (value.test.X != expected.test.X).nnz == 0
+    [(fn, kwargs)] = client.mapped
+    assert kwargs == {"data": ("scattered", 0)}          # by reference, not the data per task
+    for cell, ref in zip(cells, local):
+        got = done[cell.cell_id()]
+        assert got["status"] == "ok", got["message"]
+        assert got["results"] == ref["results"]
