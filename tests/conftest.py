@@ -18,3 +18,18 @@ def data_available(*relpaths: str) -> bool:
         if d and all((Path(d) / p).exists() for p in relpaths):
             return True
     return False
+
+
+def write_dense_multilabel(directory, seed: int = 0, sizes=(60, 30)) -> tuple[Path, Path]:
+    """LIBSVM multi-label train and test files with dense real features (every one of 6
+    values stored, none a count) and two of 4 labels per row: ``(train, test)`` paths."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    paths = (Path(directory) / "dense-train.svm", Path(directory) / "dense-test.svm")
+    for path, n in zip(paths, sizes):
+        path.write_text("".join(
+            ",".join(map(str, sorted(rng.choice(4, 2, replace=False)))) + " "
+            + " ".join(f"{j}:{v:.3f}" for j, v in enumerate(rng.uniform(0.1, 1, 6), 1)) + "\n"
+            for _ in range(n)))
+    return paths

@@ -3,11 +3,11 @@
 import re
 import textwrap
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from mlx.cli import cli
+from tests.conftest import write_dense_multilabel
 
 CONFIG = """
 name: clitest
@@ -414,15 +414,8 @@ def test_a_split_with_a_tiny_part_is_warned_about_by_validate_and_run(tmp_path, 
 
 # ----------------------------------------------------------------------------- count features
 def _dense_multilabel(tmp_path):
-    """Dense real features (every value stored, none a count), two labels per row."""
-    rng = np.random.default_rng(0)
-    for name, n in (("dtr.svm", 60), ("dte.svm", 30)):
-        (tmp_path / name).write_text("".join(
-            ",".join(map(str, sorted(rng.choice(4, 2, replace=False)))) + " "
-            + " ".join(f"{j}:{v:.3f}" for j, v in enumerate(rng.uniform(0.1, 1, 6), 1)) + "\n"
-            for _ in range(n)))
-    return f"dataset: {{format: libsvm-multilabel, train: {tmp_path}/dtr.svm, " \
-           f"test: {tmp_path}/dte.svm, name: dense}}"
+    train, test = write_dense_multilabel(tmp_path)
+    return f"dataset: {{format: libsvm-multilabel, train: {train}, test: {test}, name: dense}}"
 
 
 @pytest.mark.parametrize("cmd", ["validate", "run"])

@@ -2,11 +2,11 @@
 
 import textwrap
 
-import numpy as np
 import pandas as pd
 
 from mlx.config import load_config
 from mlx.runner.experiment import run_experiment
+from tests.conftest import write_dense_multilabel
 
 CONFIG = """
 name: t
@@ -33,6 +33,15 @@ def _run(tmp_path):
     s = run_experiment(load_config(p), jobs=1, output=str(tmp_path / "o"), quiet=True,
                        progress=False)
     return s.table_md, pd.read_csv(s.output / "results.csv")
+
+
+def _run_text(tmp_path, text, name="t"):
+    """Run the config ``text``: ``(summary, results.csv)``."""
+    p = tmp_path / f"{name}.yaml"
+    p.write_text(textwrap.dedent(text))
+    s = run_experiment(load_config(p), jobs=1, output=str(tmp_path / f"o-{name}"), quiet=True,
+                       progress=False)
+    return s, pd.read_csv(s.output / "results.csv")
 
 
 def _row(md, label):
@@ -64,8 +73,7 @@ def test_selection_edge_convergence_and_times_are_shown(tmp_path):
 
 
 def test_ranking_only_method_leaves_thresholded_metrics_blank_with_the_reason(tmp_path):
-    p = tmp_path / "w.yaml"
-    p.write_text(textwrap.dedent("""
+    s, frame = _run_text(tmp_path, """
         name: w
         dataset: {synthetic: {n_samples: 120, n_features: 10, n_labels: 5, rank: 2, seed: 1}}
         methods:
@@ -77,10 +85,7 @@ def test_ranking_only_method_leaves_thresholded_metrics_blank_with_the_reason(tm
             params: {epochs: 2}
             threshold: 0.0
         metrics: [hamming, f1, auc]
-        """))
-    s = run_experiment(load_config(p), jobs=1, output=str(tmp_path / "o"), quiet=True,
-                       progress=False)
-    frame = pd.read_csv(s.output / "results.csv")
+        """)
     w = frame[frame["label"] == "W"].set_index("metric")
     assert w["value"][["hamming", "f1"]].isna().all() and w["value"]["auc"] > 0
     assert (w["n_eval"][["hamming", "f1"]] == 0).all()
@@ -95,8 +100,7 @@ def test_ranking_only_method_leaves_thresholded_metrics_blank_with_the_reason(tm
 
 
 def test_unconverged_fits_are_counted_and_the_legend_says_what_to_do(tmp_path):
-    p = tmp_path / "u.yaml"
-    p.write_text(textwrap.dedent("""
+    s, frame = _run_text(tmp_path, """
         name: u
         dataset: {synthetic: {n_samples: 120, n_features: 10, n_labels: 5, rank: 2, seed: 1}}
         methods:
@@ -108,10 +112,7 @@ def test_unconverged_fits_are_counted_and_the_legend_says_what_to_do(tmp_path):
             params: {epochs: 50, min_steps: 0, tol: 0.5, space: linear}
         sweep: {repetitions: 2}
         metrics: [auc]
-        """))
-    s = run_experiment(load_config(p), jobs=1, output=str(tmp_path / "o"), quiet=True,
-                       progress=False)
-    frame = pd.read_csv(s.output / "results.csv")
+        """)
     assert set(frame.loc[frame["label"] == "SHORT", "converged"].astype(str)) == {"False"}
     assert _row(s.table_md, "SHORT")["converged"] == "no (2/2)"
     assert _row(s.table_md, "STOPPED")["converged"] == "yes"
@@ -123,26 +124,18 @@ def test_unconverged_fits_are_counted_and_the_legend_says_what_to_do(tmp_path):
 def test_a_fit_whose_scores_ignore_the_input_is_flagged(tmp_path):
     """binarize on dense real features: every occurrence pattern is all ones, so MoM predicts
     the same scores for every row; the cell says so (status stays ok: the figures are real)."""
-    rng = np.random.default_rng(0)
-    for name, n in (("tr.svm", 60), ("te.svm", 30)):
-        (tmp_path / name).write_text("".join(
-            ",".join(map(str, sorted(rng.choice(4, 2, replace=False)))) + " "
-            + " ".join(f"{j}:{v:.3f}" for j, v in enumerate(rng.uniform(0.1, 1, 6), 1)) + "\n"
-            for _ in range(n)))
-    p = tmp_path / "b.yaml"
-    p.write_text(textwrap.dedent(f"""
+    train, test = write_dense_multilabel(tmp_path)
+    s, frame = _run_text(tmp_path, f"""
         name: b
-        dataset: {{format: libsvm-multilabel, train: {tmp_path}/tr.svm, test: {tmp_path}/te.svm}}
+        dataset: {{format: libsvm-multilabel, train: {train}, test: {test}}}
         methods:
           - name: mom
             params: {{binarize: true}}
           - name: br
           - name: constant
         metrics: [auc]
-        """))
-    s = run_experiment(load_config(p), jobs=1, output=str(tmp_path / "o"), quiet=True,
-                       progress=False)
-    frame = pd.read_csv(s.output / "results.csv").set_index("method")
+        """)
+    frame = frame.set_index("method")
     assert (frame["status"] == "ok").all()
     assert frame.loc["mom", "message"] == (
         "the scores do not depend on the input: 30 distinct test rows all get the same scores, "
