@@ -139,3 +139,40 @@ def test_stratified_kfold_shuffles_within_each_class():
     for s in range(5):                                   # and every fold stays stratified
         for _, val in kfold(n, k, rng(s), classes=classes):
             assert sorted(class_counts(classes[val]).values()) == [4, 4]
+
+
+@pytest.mark.parametrize("counts, frac", [([3, 3], 0.5), ([5, 2, 4], 0.3), ([2, 2, 2], 0.5)])
+def test_stratified_split_is_a_partition_whatever_the_remainders(counts, frac):
+    """Largest remainders: the one row left after the floors (or the several) still goes to
+    some class, so the test part has exactly round(frac * n) rows; train is the rest."""
+    classes = np.repeat(np.arange(len(counts)), counts)
+    n = classes.size
+    for s in range(4):
+        train, test = random_split(n, frac, rng(s), classes=classes)
+        assert len(test) == round(frac * n)
+        assert np.array_equal(np.sort(np.concatenate([train, test])), np.arange(n))
+        assert np.array_equal(train, np.sort(train)) and np.array_equal(test, np.sort(test))
+
+
+@pytest.mark.parametrize("k, message", [
+    (2.5, "the number of folds must be an int >= 2; got 2.5"),
+    (True, "the number of folds must be an int >= 2; got True"),
+    ("3", "the number of folds must be an int >= 2; got '3'"),
+])
+def test_kfold_refuses_folds_that_are_not_ints(k, message):
+    with pytest.raises(ValueError) as info:
+        kfold(10, k, rng())
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize("counts, k, hint", [
+    ([10, 2], 3, "use at most 2 folds or "),             # 2 rows: 2 folds would still work
+    ([10, 1], 2, ""),                                    # 1 row: no number of folds works
+])
+def test_stratified_kfold_error_suggests_fewer_folds_only_when_that_can_work(counts, k, hint):
+    classes = np.repeat([0, 1], counts)
+    with pytest.raises(ValueError) as info:
+        kfold(classes.size, k, rng(), classes=classes)
+    assert str(info.value) == (f"stratified {k}-fold cross-validation needs at least {k} rows "
+                               f"of every class; class 1 has {counts[1]}; {hint}set "
+                               f"selection.stratify: false")
