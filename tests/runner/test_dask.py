@@ -342,13 +342,25 @@ class _NoSharedDiskClient:
         pass
 
 
+class _FakeKilledWorker(Exception):
+    pass
+
+
+def _fake_distributed(monkeypatch, client):
+    """Route :func:`dask_backend.run_cells_dask` to ``client`` (no scheduler, no workers)."""
+    import types
+
+    fake = types.SimpleNamespace(as_completed=iter, KilledWorker=_FakeKilledWorker,
+                                 comm=types.SimpleNamespace(CommClosedError=OSError))
+    monkeypatch.setattr(dask_backend, "_import_distributed", lambda: fake)
+    monkeypatch.setattr(dask_backend, "_connect", lambda *a, **k: (client, None))
+
+
 @pytest.mark.parametrize("split", ["", "split: {test_fraction: 0.3, pool: true}"])
 def test_shipped_data_reach_workers_without_the_files(tmp_path, monkeypatch, split):
     """--ship-data scatters the loaded data (the official split, or all rows for a random
     split) once, to every worker, and each task takes it by reference; a worker never needs
     the files. Official split and random split both."""
-    import types
-
     from mlx.runner import protocol
     from mlx.runner.cells import run_cell
     from mlx.runner.sweep import expand
@@ -370,10 +382,7 @@ def test_shipped_data_reach_workers_without_the_files(tmp_path, monkeypatch, spl
     expected = protocol.load_data(cells[0].dataset, whole=bool(split))
 
     client = _NoSharedDiskClient(files)
-    fake = types.SimpleNamespace(as_completed=iter, KilledWorker=type("KW", (Exception,), {}),
-                                 comm=types.SimpleNamespace(CommClosedError=OSError))
-    monkeypatch.setattr(dask_backend, "_import_distributed", lambda: fake)
-    monkeypatch.setattr(dask_backend, "_connect", lambda *a, **k: (client, None))
+    _fake_distributed(monkeypatch, client)
     protocol._DATA_MEMO.clear()
     done = {}
     dask_backend.run_cells_dask(cells, on_done=lambda c, r: done.__setitem__(c.cell_id(), r),
@@ -389,3 +398,31 @@ def test_shipped_data_reach_workers_without_the_files(tmp_path, monkeypatch, spl
         got = done[cell.cell_id()]
         assert got["status"] == "ok", got["message"]
         assert got["results"] == ref["results"]
+
+
+def test_a_cell_whose_workers_keep_dying_is_recorded_as_an_error(tmp_path, monkeypatch):
+    """After Dask gives up on a cell (KilledWorker), the cell gets an error record of its own
+    (its id, empty results, the reason) and the others still report."""
+    from mlx.runner.sweep import expand
+
+    cells = expand(load_config(_write(tmp_path, CONFIG, "c")))[:3]
+
+    class Dying(_NoSharedDiskClient):
+        def map(self, fn, cells, *, pure=True, **kwargs):
+            def result(i):
+                if i == 1:
+                    raise _FakeKilledWorker("Attempted to run task x on 3 different workers\nmore")
+                return {"cell_id": cells[i].cell_id(), "status": "ok"}
+            return [_FakeFuture(i, lambda i=i: result(i)) for i in range(len(cells))]
+
+    _fake_distributed(monkeypatch, Dying([]))
+    done = []
+    dask_backend.run_cells_dask(cells, on_done=lambda c, r: done.append((c, r)),
+                                scheduler="tcp://fake:1")
+    assert [c for c, _ in done] == cells
+    dead = done[1][1]
+    assert dead["cell_id"] == cells[1].cell_id() and dead["status"] == "error"
+    assert dead["results"] == {} and dead["fit_seconds"] is None
+    assert dead["message"] == ("the cell's Dask worker died too often (_FakeKilledWorker: "
+                               "Attempted to run task x on 3 different workers)")
+    assert [r["status"] for _, r in done] == ["ok", "error", "ok"]
