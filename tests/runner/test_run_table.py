@@ -103,14 +103,11 @@ def test_unconverged_fits_are_counted_and_the_legend_says_what_to_do(tmp_path):
     s, frame = _run_text(tmp_path, """
         name: u
         dataset: {synthetic: {n_samples: 120, n_features: 10, n_labels: 5, rank: 2, seed: 1}}
-        methods:
-          - name: lsvv
-            label: SHORT
-            params: {epochs: 1, min_steps: 0, space: linear}
-          - name: lsvv
-            label: STOPPED
-            params: {epochs: 50, min_steps: 0, tol: 0.5, space: linear}
         sweep: {repetitions: 2}
+        methods:
+          - {name: lsvv, label: SHORT, params: {epochs: 1, min_steps: 0, space: linear}}
+          - {name: lsvv, label: STOPPED, params: {epochs: 50, min_steps: 0, tol: 0.5,
+                                                 space: linear}}
         metrics: [auc]
         """)
     assert set(frame.loc[frame["label"] == "SHORT", "converged"].astype(str)) == {"False"}
