@@ -176,3 +176,31 @@ def test_stratified_kfold_error_suggests_fewer_folds_only_when_that_can_work(cou
     assert str(info.value) == (f"stratified {k}-fold cross-validation needs at least {k} rows "
                                f"of every class; class 1 has {counts[1]}; {hint}set "
                                f"selection.stratify: false")
+
+
+def test_stratified_holdout_is_the_stratified_random_split():
+    classes = np.repeat([0, 1, 2], [7, 4, 9])
+    fit, val = holdout(20, 0.3, rng(5), classes=classes)
+    train, test = random_split(20, 0.3, rng(5), classes=classes)
+    assert np.array_equal(fit, train) and np.array_equal(val, test)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: random_split(-1, 0.5, rng()), "the number of rows must be a non-negative int; got -1"),
+    (lambda: random_split(True, 0.5, rng()),
+     "the number of rows must be a non-negative int; got True"),
+    (lambda: random_split(2.0, 0.5, rng()), "the number of rows must be a non-negative int; got 2.0"),
+    (lambda: random_split(0, 0.5, rng()), "cannot split 0 row(s) into two non-empty parts"),
+    (lambda: random_split(10, 0.0, rng()), "test_fraction must be a float in the range (0, 1); got 0.0"),
+    (lambda: holdout(10, 1.5, rng()),
+     "validation_fraction must be a float in the range (0, 1); got 1.5"),
+])
+def test_split_argument_errors_are_exact(call, message):
+    with pytest.raises(ValueError) as info:
+        call()
+    assert str(info.value) == message
+
+
+def test_a_tiny_fraction_still_gives_one_row():
+    train, test = random_split(10, 0.01, rng())
+    assert len(test) == 1 and len(train) == 9
