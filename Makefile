@@ -22,7 +22,7 @@ help:
 	@echo "make test-browser  install Debian's chromium if missing, then load an mlx report in it headless"
 	@echo "make validate  check every config under configs/"
 	@echo "make bench     run the benchmarks under benchmarks/"
-	@echo "make mutants   mutation testing of the runner, masks, seeding and config (about an hour)"
+	@echo "make mutants   mutation testing of the runner, Dask backend, masks, seeding, config, methods, splits and tables (hours)"
 	@echo "make tables    run and render every paper table that can run here (make tables-status: what each needs)"
 	@echo "make results-doc  regenerate docs/RESULTS.md from the rendered tables"
 

@@ -26,7 +26,7 @@ TOP_KEYS = ("name", "seed", "dataset", "split", "target", "preprocess", "methods
             "metrics", "evaluation", "selection", "runner", "output", "description", "units")
 METHOD_KEYS = ("name", "label", "params", "grid", "select", "preprocess", "threshold")
 SWEEP_KEYS = ("rank_ratio", "rank", "observed_ratio", "labelled_ratio", "repetitions")
-SPLIT_KEYS = ("test_fraction", "stratify", "repetitions")
+SPLIT_KEYS = ("test_fraction", "stratify", "repetitions", "pool")
 EVAL_KEYS = ("auc_degenerate", "batch_size", "splits", "store_top_k")
 SELECTION_KEYS = ("metric", "validation_fraction", "cv", "stratify")
 RUNNER_KEYS = ("jobs", "backend", "scheduler", "ship_data")
@@ -69,6 +69,7 @@ class SplitSpec:
 
     test_fraction: float
     stratify: bool
+    pool: bool = False          # the data's own train and test files are pooled first
 
     def key(self) -> str:
         return json.dumps({"test_fraction": self.test_fraction, "stratify": self.stratify},
@@ -120,7 +121,7 @@ class Config:
             "task": self.task,
             "split": None if self.split is None else {
                 "test_fraction": self.split.test_fraction, "stratify": self.split.stratify,
-                "repetitions": self.repetitions},
+                "repetitions": self.repetitions, **({"pool": True} if self.split.pool else {})},
             "target": self.target,
             "preprocess": self.preprocess,
             "methods": [
@@ -313,7 +314,14 @@ def parse_config(raw: dict, *, source: str | None = None) -> Config:
                                   f"is {reps} but sweep.repetitions is {repetitions}; each "
                                   f"repetition draws one split, give the number once")
             repetitions = reps
-        split = SplitSpec(test_fraction=fraction, stratify=stratify)
+        pool = as_bool(split_node.get("pool", False), "split.pool", source)
+        if dataset.has_split and not pool:
+            raise ConfigError(source, "split",
+                              f"'{dataset.name}' has its own test file, and a random split "
+                              f"would pool it with the training file and split the rows "
+                              f"afresh; say so with split.pool: true, or remove split to "
+                              f"train and test on the files as given")
+        split = SplitSpec(test_fraction=fraction, stratify=stratify, pool=pool)
     elif not dataset.has_split:
         raise ConfigError(source, "dataset",
                           f"'{dataset.name}' has no official train/test split; add a random "

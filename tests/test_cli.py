@@ -7,6 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from mlx.cli import cli
+from tests.conftest import write_dense_multilabel
 
 CONFIG = """
 name: clitest
@@ -360,3 +361,74 @@ def test_datasets_list_has_a_header_and_aligned_columns(monkeypatch, tmp_path):
     starts = {tuple(m.start() for m in re.finditer(r"\S+", ln))[1:3] for ln in lines}
     assert len(starts) == 1              # task and format start in the same column on every line
     assert lines[1].endswith("not present (mlx datasets fetch " + lines[1].split()[0] + ")")
+
+
+# ----------------------------------------------------------------------------- split rules
+POOLED = """
+name: pooled
+dataset:
+  synthetic: {task: multiclass, n_samples: 60, n_test: 40, n_features: 4, n_classes: 3, seed: 1}
+split: {test_fraction: 0.3}
+methods: [{name: constant}]
+metrics: [error]
+"""
+
+
+@pytest.mark.parametrize("cmd", ["validate", "run"])
+def test_a_split_of_data_with_a_test_file_needs_pool_true(tmp_path, cmd):
+    p = write(tmp_path, POOLED)
+    args = ["-q", "-j", "1", "-o", str(tmp_path / "o")] if cmd == "run" else []
+    r = invoke(cmd, *args, str(p))
+    assert r.exit_code == 2
+    assert r.output == (f"Error: {p}: split: 'synthetic-multiclass' has its own test file, "
+                        f"and a random split would pool it with the training file and split the "
+                        f"rows afresh; say so with split.pool: true, or remove split to train "
+                        f"and test on the files as given\n")
+    assert not (tmp_path / "o").exists()
+    p = write(tmp_path, POOLED.replace("test_fraction: 0.3", "test_fraction: 0.3, pool: false"))
+    assert invoke(cmd, *args, str(p)).exit_code == 2
+    p = write(tmp_path, POOLED.replace("test_fraction: 0.3", "test_fraction: 0.3, pool: true"))
+    r = invoke(cmd, *args, str(p))
+    assert r.exit_code == 0, r.output
+
+
+@pytest.mark.parametrize("cmd", ["validate", "run"])
+@pytest.mark.parametrize("fraction, warned", [
+    (0.999, "leaves 1 training rows of 'synthetic-multiclass' in a split, fewer than 20: figures "
+            "from so few rows are mostly noise; lower test_fraction"),
+    (0.01, "leaves 1 test rows of 'synthetic-multiclass' in a split, fewer than 20: figures "
+           "from so few rows are mostly noise; raise test_fraction"),
+    (0.3, None),
+])
+def test_a_split_with_a_tiny_part_is_warned_about_by_validate_and_run(tmp_path, caplog, cmd,
+                                                                      fraction, warned):
+    p = write(tmp_path, POOLED.replace("test_fraction: 0.3",
+                                       f"test_fraction: {fraction}, pool: true, stratify: false"))
+    args = ["-q", "-j", "1", "-o", str(tmp_path / "o")] if cmd == "run" else []
+    with caplog.at_level("WARNING", logger="mlx.runner.preflight"):
+        r = invoke(cmd, *args, str(p))
+    assert r.exit_code == 0, r.output
+    got = [m.getMessage() for m in caplog.records if m.name == "mlx.runner.preflight"]
+    assert got == ([] if warned is None else [f"{p}: split.test_fraction: {fraction} {warned}"])
+
+
+# ----------------------------------------------------------------------------- count features
+def _dense_multilabel(tmp_path):
+    train, test = write_dense_multilabel(tmp_path)
+    return f"dataset: {{format: libsvm-multilabel, train: {train}, test: {test}, name: dense}}"
+
+
+@pytest.mark.parametrize("cmd", ["validate", "run"])
+def test_mom_on_non_count_features_is_refused_before_any_cell(tmp_path, cmd):
+    p = write(tmp_path, f"name: m\n{_dense_multilabel(tmp_path)}\n"
+                        f"methods: [{{name: br}}, {{name: mom}}]\nmetrics: [auc]\n")
+    args = ["-q", "-j", "1", "-o", str(tmp_path / "o")] if cmd == "run" else []
+    r = invoke(cmd, *args, str(p))
+    assert r.exit_code == 2
+    assert r.output.startswith(
+        f"Error: {p}: methods[1]: mom reads word counts (non-negative integers), but the features "
+        f"of 'dense' after preprocessing [bias] hold other values (e.g. 0.")
+    assert r.output.endswith("); give it count features (no scaling or normalising step), or "
+                             "set methods[1].params.binarize: true to read the occurrence "
+                             "pattern x != 0\n")
+    assert not (tmp_path / "o").exists()

@@ -263,6 +263,10 @@ def _load_parts(spec: DatasetSpec, roles, *, cache: bool) -> dict:
                 log.warning("cannot write the parsed-data cache %s: %s", npz, exc)
     if cache:
         memo_put(key, parts)
+    if spec.format == "libsvm-multilabel":           # on every load, cached or not
+        from mlx.data.libsvm import warn_if_multiclass
+
+        warn_if_multiclass(list(parts.values()), paths[roles[0]])
     return parts
 
 

@@ -30,7 +30,10 @@ what is wrong and what would be valid. The lines are parsed by
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
+
+import numpy as np
 
 from mlx.data.dataset import Dataset
 from mlx.data.lineparse import (
@@ -44,10 +47,14 @@ from mlx.data.lineparse import (
     reading,
 )
 
+log = logging.getLogger(__name__)
+
 __all__ = [
+    "looks_multiclass",
     "read_libsvm_multilabel",
     "read_libsvm_multiclass",
     "read_libsvm_files",
+    "warn_if_multiclass",
 ]
 
 
@@ -109,6 +116,30 @@ def read_libsvm_files(paths: Sequence, *, task: str = "multilabel",
         out.append(Dataset(X=build_X(r, d), Y=Y, name=name, task="multiclass",
                            label_names=names))
     return out
+
+
+def looks_multiclass(parts: Sequence[Dataset]) -> bool:
+    """Whether multi-label ``parts`` read from LIBSVM files look like a multi-class file: every
+    row of every part has exactly one label and label 0 occurs in none. Such a file almost
+    always numbers its classes from 1, and reading it as multi-label adds a label 0 that no
+    row has (a phantom column that every ranking metric then scores)."""
+    if not parts or any(ds.Y.shape[0] == 0 for ds in parts):
+        return False
+    for ds in parts:
+        Y = ds.Y.tocsr()
+        if not (np.diff(Y.indptr) == 1).all() or Y.shape[1] == 0 or (Y.indices == 0).any():
+            return False
+    return True
+
+
+def warn_if_multiclass(parts: Sequence[Dataset], path) -> None:
+    """Log a warning naming ``libsvm-multiclass`` when :func:`looks_multiclass` holds."""
+    if looks_multiclass(parts):
+        L = parts[0].Y.shape[1]
+        log.warning("%s: every row has exactly one label and label 0 occurs in no row: this "
+                    "looks like a multi-class file with classes numbered from 1, read as "
+                    "multi-label with %d labels of which label 0 is a phantom; use "
+                    "format: libsvm-multiclass", path, L)
 
 
 def read_libsvm_multilabel(path, *, n_features: int | None = None,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ctypes
 import logging
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral, Real
@@ -176,39 +175,16 @@ def _fit_ridge(X, pos, obs, trained, l2_reg, n_jobs):
 
 
 # ----------------------------------------------------------------------------- liblinear
-_capture = threading.local()
-
-
-def _on_liblinear_message(message: bytes) -> None:
-    """Count the Newton iterations liblinear reports for the label this thread trains."""
-    record = getattr(_capture, "record", None)
-    if record is None:
-        return
-    if message.startswith(b"iter"):
-        record[0] += 1
-    elif b"reaching max number" in message:
-        record[1] = True
-
-
-_PRINT_CAPTURE = []   # the ctypes callback, made on first use and kept here: never collected
-
-
-def _print_capture():
-    if not _PRINT_CAPTURE:
-        from liblinear.liblinear import PRINT_STRING_FUN
-
-        _PRINT_CAPTURE.append(PRINT_STRING_FUN(_on_liblinear_message))
-    return _PRINT_CAPTURE[0]
-
-
 def _fit_liblinear(X, pos, obs, trained, *, solver, C, eps, bias, n_jobs):
     """One liblinear primal Newton fit per trained label; returns ``(W, n_iter, converged)``.
 
     The features are copied into liblinear's node array once; each label gets a light
     ``problem`` that points at the rows it trains on, with its own +-1 targets.
     """
-    from liblinear.liblinear import (ctypes_print_null, feature_node, liblinear, parameter, problem,
-                                     toPyModel)
+    from liblinear.liblinear import feature_node, parameter, problem
+
+    from mlx.methods._liblinear import capturing
+    from mlx.methods._liblinear import train as liblinear_train
 
     n, d = X.shape
     L = pos.shape[1]
@@ -237,24 +213,17 @@ def _fit_liblinear(X, pos, obs, trained, *, solver, C, eps, bias, n_jobs):
         sub.l, sub.n, sub.bias = y.size, base.n, base.bias
         sub.y = y.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
         sub.x = ctypes.cast(ptrs.ctypes.data, ctypes.POINTER(ctypes.POINTER(feature_node)))
-        _capture.record = record = [0, False]
-        try:
-            model = toPyModel(liblinear.train(sub, param))
-        finally:
-            _capture.record = None
+        model, it, conv = liblinear_train(sub, param)
         # w belongs to the model's first class; flip it when that class is -1.
         w = np.ctypeslib.as_array(model.w, (w_size,)) * model.label[0]
-        return w, record[0], not record[1]
+        return w, it, conv
 
     converged = True
-    liblinear.set_print_string_function(_print_capture())
-    try:
+    with capturing():
         for j, (w, it, conv) in zip(labels, _map(train_label, labels, n_jobs)):
             W[:, j] = w
             n_iter[j] = it
             converged = converged and conv
-    finally:
-        liblinear.set_print_string_function(ctypes_print_null)
     return W, n_iter, converged
 
 

@@ -179,10 +179,15 @@ def _fit_svr(Z: np.ndarray, T: np.ndarray, *, solver: int, C: float, epsilon: fl
              tol: float, seed: int):
     """One liblinear SVR fit per column of ``T`` on the dense features ``Z``.
 
-    Returns ``(W, n_iter)`` with ``W`` of shape (m, n_targets); ``n_iter`` counts liblinear's
-    reported iterations per target (0 when it reports none).
+    Returns ``(W, n_iter, converged)``: ``W`` of shape (m, n_targets); ``n_iter`` the
+    iterations liblinear reports per target (Newton steps for ``-s 11``, coordinate-descent
+    passes for ``-s 13``); ``converged`` of shape (n_targets,), False where liblinear stopped
+    at its own iteration cap (which its binding does not let one raise) before ``tol``.
     """
-    from liblinear.liblinear import ctypes_print_null, liblinear, parameter, problem, toPyModel
+    from liblinear.liblinear import parameter, problem
+
+    from mlx.methods._liblinear import capturing
+    from mlx.methods._liblinear import train as liblinear_train
 
     n, m = Z.shape
     prob = problem(np.zeros(n), sp.csr_matrix(Z))
@@ -192,14 +197,16 @@ def _fit_svr(Z: np.ndarray, T: np.ndarray, *, solver: int, C: float, epsilon: fl
     param.p = float(epsilon)
     param.eps = float(tol)
     W = np.zeros((m, T.shape[1]))
-    liblinear.set_print_string_function(ctypes_print_null)
-    for j in range(T.shape[1]):
-        y_view[:] = T[:, j]
-        if solver == 13:
-            _seed_c_rand(seed + j)
-        model = toPyModel(liblinear.train(prob, param))
-        W[:, j] = np.ctypeslib.as_array(model.w, (m,))
-    return W
+    n_iter = np.zeros(T.shape[1], dtype=np.int64)
+    converged = np.ones(T.shape[1], dtype=bool)
+    with capturing():
+        for j in range(T.shape[1]):
+            y_view[:] = T[:, j]
+            if solver == 13:
+                _seed_c_rand(seed + j)
+            model, n_iter[j], converged[j] = liblinear_train(prob, param)
+            W[:, j] = np.ctypeslib.as_array(model.w, (m,))
+    return W, n_iter, converged
 
 
 # ----------------------------------------------------------------------------- the method
@@ -300,7 +307,8 @@ class Landmark(BaseMethod):
         paper's Algorithm 1; without it ORLand's fixed thresholds and the nearly constant
         sigmoid features would make the offset a penalised direction.
     max_iter : int >= 1, default=500
-        ORLand: most gradient steps per target.
+        ORLand: most gradient steps per target. (RegLand runs to liblinear's own cap, which
+        its binding does not expose; ``converged_`` says whether a fit reached it.)
     tol : float > 0 or None, default=None
         Stopping tolerance. RegLand: liblinear's ``-e`` (None: its defaults, 1e-4 for
         ``-s 11``, 0.1 for ``-s 13``). ORLand: stop when the preconditioned gradient norm is
@@ -329,9 +337,13 @@ class Landmark(BaseMethod):
     levels_ : list of ndarray
         Ordinal task: each target's sorted training levels.
     n_iter_ : ndarray of int, shape (n_targets,)
-        ORLand: gradient steps; RegLand-Sp: landmarks chosen; 0 otherwise.
-    converged_ : bool
-        False if some ORLand fit hit ``max_iter``.
+        ORLand: gradient steps; RegLand: the iterations liblinear reports (Newton steps for
+        ``-s 11``, coordinate-descent passes for ``-s 13``); RegLand-Sp: landmarks chosen;
+        0 for KR.
+    converged_ : bool or None
+        False if some ORLand fit hit ``max_iter``, or some RegLand fit stopped at
+        liblinear's own iteration cap before ``tol`` (raise ``tol``: the cap is fixed in
+        liblinear). None for KR, which has no solver.
     n_features_in_ : int
 
     Notes
@@ -556,6 +568,7 @@ class Landmark(BaseMethod):
         self.converged_ = True
         self.n_features_in_ = p
         if self.model == "kr":
+            self.converged_ = None                   # no solver: nothing to converge
             self.landmarks_ = None
             self.coef_ = None
             self.intercept_ = None
@@ -580,8 +593,9 @@ class Landmark(BaseMethod):
                 solver = _SVR_SOLVER[self.loss]
                 tol = _SVR_TOL[solver] if self.tol is None else float(self.tol)
                 seed = 0 if self.random_state is None else int(self.random_state)
-                W = _fit_svr(Z, Tc, solver=solver, C=self.C, epsilon=self.epsilon, tol=tol,
-                             seed=seed)
+                W, self.n_iter_[:], conv = _fit_svr(Z, Tc, solver=solver, C=self.C,
+                                                    epsilon=self.epsilon, tol=tol, seed=seed)
+                self.converged_ = bool(conv.all())
             else:
                 W = np.zeros((d, n_targets))
                 self.support_ = []

@@ -13,6 +13,7 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from mlx.errors import DivergenceError
+from mlx.methods._status import settled
 from mlx.methods._validation import as_float_csr, check_fit_data, check_n_features
 from mlx.methods.base import (
     BOOL,
@@ -282,7 +283,9 @@ class LSVV(BaseMethod):
         ``theta <= min(K, D)``. A float in (0, 1) is a fraction of ``min(K, D)``, rounded
         to the nearest integer (the paper's grid ``{0, 0.1, ..., 0.9} x min(K, D)``, which
         one config can then use for every dataset and space). None:
-        ``ceil(min(K, D) / 2)``, the authors' code's default.
+        ``ceil(min(K, D) / 2)``, the default of an older commit of the authors' code (their
+        final code uses ``ceil(0.3 min(K, D))``; ``theta=0.3`` rounds to the nearest integer
+        instead, which differs when ``0.3 min(K, D)`` has a fractional part below 1/2).
         With ``"tail"``, ``theta = 0`` is the trace norm and ``theta = min(K, D)`` no
         shrinkage (section 6.5).
     shrink : {"tail", "head"}, default="tail"
@@ -341,8 +344,12 @@ class LSVV(BaseMethod):
     objective_ : list of float
         Objective (11) after every epoch (with ``T(W)`` the sum the step shrinks:
         ``sum_{j > theta}`` for tail, ``sum_{j <= theta}`` for head).
-    converged_ : bool or None
-        Whether the ``tol`` test stopped the fit; None without a test (``tol=None``).
+    converged_ : bool
+        Whether the ``tol`` test stopped the fit. Without a test (``tol=None``, a fixed
+        number of epochs): whether the last epoch changed the objective by at most
+        :data:`~mlx.methods._status.SETTLED_RTOL` (1e-3) of the previous one's value, i.e.
+        whether the epochs were enough (False after one epoch). When False, raise
+        ``epochs`` or ``min_steps``.
     empty_outputs_ : ndarray of int
         Classes / labels with no labelled (observed) positive example; their weights are
         shaped by the regularisers only. Empty for regression.
@@ -372,11 +379,13 @@ class LSVV(BaseMethod):
     the chosen feature space. The paper's objective (11) penalises the tail
     ``sum_{j > theta}`` while its Algorithm 1 / eq. (16) / Proposition 2 shrink the first
     ``theta`` values; ``shrink`` offers both, the default being the exact proximal step of
-    (11). (The authors' ``lsvv_multi_train.m`` we read shrinks the values from index
+    (11). (The authors' final ``lsvv_multi_train.m`` shrinks the first ``theta`` values, as
+    Algorithm 1 prints, i.e. ``shrink="head"``; an older commit shrank the values from index
     ``theta`` on, 1-based: the tail plus the theta-th.) The authors' code starts from a
     uniform random W and measures ``||grad||`` with the spectral norm; Algorithm 1 (followed
     here) starts from 0 and uses the Frobenius norm. ``rho``, ``eps``, ``batch_size``,
-    ``epochs`` and ``theta=None`` are the authors' code defaults (the paper gives none). No
+    ``epochs`` are the authors' code defaults and ``theta=None`` that of an older commit of
+    it (the paper gives none). No
     intercept (the paper has none). With ``tau_I = 0`` unlabelled rows only enter the median
     bandwidth. The mini-batch loss is divided by the rows in the batch (the authors' code
     divides a short last batch by the full batch size).
@@ -661,7 +670,8 @@ class LSVV(BaseMethod):
         self.n_prox_ = n_prox
         self.objective_ = history
         self.n_damped_ = n_damped
-        self.converged_ = converged
+        # Without a tol test (Algorithm 1's fixed T), say whether T was long enough.
+        self.converged_ = settled(history) if converged is None else converged
         self.empty_outputs_ = empty
         self.manifold_route_ = None if manifold is None else manifold.route
         noun = "classes" if self.task == "multiclass" else "labels"

@@ -47,6 +47,7 @@ __all__ = [
     "MoM",
     "PowerResult",
     "WhitenedMoments",
+    "non_count_value",
     "sample_corpus",
     "second_moment_eigenpairs",
     "tensor_power_method",
@@ -622,6 +623,13 @@ class WhitenedMoments:
         return G
 
 
+def non_count_value(X: sp.csr_matrix) -> float | None:
+    """A stored value of ``X`` that is not a word count (a negative or fractional number), or
+    None when every value is a non-negative integer."""
+    bad = X.data[(X.data < 0) | (X.data != np.round(X.data))]
+    return float(bad[0]) if bad.size else None
+
+
 def _normalise_columns(P: np.ndarray) -> np.ndarray:
     """Columns clipped at 0 and scaled to sum 1; a column with nothing positive is uniform."""
     P = np.maximum(P, 0.0)
@@ -837,8 +845,10 @@ class MoM(BaseMethod):
       stops unconverged for about half of the eigenpairs at ``K = 50``; the default here is
       the robust method with 10 starts, whose selection by the largest ``T(u, u, u)`` is the
       paper's reference algorithm (Anandkumar et al. 2014);
-    * ``P[v|h]``: the code normalises ``lambda_k W^+ u_k`` without clipping; here negative
-      entries are clipped at 0 first (the paper's probabilities are non-negative);
+    * ``P[v|h]``: the released code does not show how ``lambda_k W^+ u_k`` is made a
+      distribution (whether negative entries are clipped, dropped or kept); here negative
+      entries are clipped at 0 and each column scaled to sum 1 (the paper's probabilities are
+      non-negative);
     * ``pi_k = lambda_k^-2`` is renormalised to sum 1 (it does only in population);
     * the code's prediction uses a uniform prior (its ``log(pi)`` is MATLAB's constant pi),
       only the present words, and the smoothing ``beta``: ``prediction="code"``;
@@ -930,14 +940,20 @@ class MoM(BaseMethod):
         if n > 0 and d > 0 and isinstance(self.rank, Integral) and self.rank > min(n, d):
             raise InvalidParameterError("rank", _rank_message(self.rank, n, d))
 
+    @property
+    def needs_counts(self) -> bool:
+        """Whether ``fit`` needs word counts in X (the runner checks its preprocessed
+        training features before any cell runs): True unless ``binarize``."""
+        return not self.binarize
+
     # -- data ---------------------------------------------------------------
     def _features(self, X: sp.csr_matrix) -> sp.csr_matrix:
         """Counts (checked) or the occurrence pattern, as float64 CSR."""
         if self.binarize:
             return pattern(X)
-        bad = X.data[(X.data < 0) | (X.data != np.round(X.data))]
-        if bad.size:
-            raise ValueError(f"MoM: X holds values that are not word counts (e.g. {bad[0]:g}); "
+        bad = non_count_value(X)
+        if bad is not None:
+            raise ValueError(f"MoM: X holds values that are not word counts (e.g. {bad:g}); "
                              f"the model reads word occurrences or counts: set binarize=True to "
                              f"use the occurrence pattern X != 0")
         if X.nnz and not (X.data != 0).all():

@@ -91,8 +91,12 @@ class WSABIE(BaseMethod):
         already in numba's on-disk cache).
     n_iter_ : int
         Epochs run (``epochs``).
-    converged_ : bool
-        Always True: WSABIE runs a fixed number of epochs and has no convergence test.
+    converged_ : None
+        Not known. WSABIE runs a fixed number of epochs and has no stopping test, and its
+        ``objective_`` is a sampled running estimate too noisy to tell a plateau (on a
+        planted low-rank set it moves by 2-60 % from epoch to epoch after 40 epochs and
+        still by 15-280 % after 200, while falling towards 0), so it does not claim
+        convergence either way; the results table leaves the cell empty.
     n_features_in_ : int
 
     Notes
@@ -254,7 +258,7 @@ class WSABIE(BaseMethod):
         self.objective_ = objective
         self.epoch_seconds_ = seconds
         self.n_iter_ = int(self.epochs)
-        self.converged_ = True
+        self.converged_ = None          # no stopping test, and no reliable one (see above)
         self.n_features_in_ = d
         log.debug("wsabie fit %d epochs (rank %d) in %.2fs", self.epochs, k,
                   time.perf_counter() - start)

@@ -176,6 +176,30 @@ def _blank_note(method, cell) -> str:
             f"them")
 
 
+INPUT_CHECK_ROWS = 256
+"""How many test rows :func:`_input_note` scores to see whether the scores vary."""
+
+
+def _input_note(method, cell, X) -> str:
+    """A note when the fitted model ignores its input: distinct rows among the first
+    :data:`INPUT_CHECK_ROWS` of ``X`` all get exactly the same scores, so every figure of the
+    cell is a constant predictor's ("" otherwise, and for the ``constant`` method)."""
+    import scipy.sparse as sp
+
+    if cell.method == "constant":
+        return ""
+    rows = sp.csr_matrix(X[:INPUT_CHECK_ROWS])
+    m = rows.shape[0]
+    if m < 2 or abs(rows - rows[np.zeros(m, dtype=np.int64)]).sum() == 0:
+        return ""                                    # fewer than two distinct rows: no evidence
+    scores = np.asarray(method.decision_function(rows))
+    if not (scores == scores[:1]).all():
+        return ""
+    return (f"the scores do not depend on the input: {m} distinct test rows all get the same "
+            f"scores, so every figure is a constant predictor's; check the method's settings "
+            f"and preprocessing for this data")
+
+
 def _select(cell, data, fixed: dict, method_seed: int):
     """Choose the ``select`` parameters on validation rows of the labelled training data.
 
@@ -318,7 +342,8 @@ def _run_cell(cell) -> dict:
             record[MODEL] = _model_bytes(cell, method, pre, data.Y_fit)
         # A method's own note about this fit (``message_``, e.g. classes without a labelled
         # example), then the runner's (metrics left blank).
-        notes = [str(getattr(method, "message_", "") or ""), _blank_note(method, cell)]
+        notes = [_input_note(method, cell, X_test),
+                 str(getattr(method, "message_", "") or ""), _blank_note(method, cell)]
         record["message"] = "; ".join(n for n in notes if n)
     except DivergenceError as exc:
         record.update(status="diverged", message=str(exc), results={})

@@ -10,10 +10,34 @@ validate`` runs the data checks when the data files are present and says when th
 from __future__ import annotations
 
 import json
+import logging
 
 from mlx.errors import ConfigError
 
-__all__ = ["preflight"]
+__all__ = ["MIN_SPLIT_ROWS", "preflight"]
+
+log = logging.getLogger(__name__)
+
+MIN_SPLIT_ROWS = 20
+"""The fewest rows a part of a random split should have. A mean over m test rows of a score
+in [0, 1] has a standard error up to 0.5 / sqrt(m), 0.11 at m = 20: coarser than most
+differences between methods; and fewer training rows than that leave most methods (and
+selection's own hold-out) fitting noise."""
+
+
+def _check_split_sizes(config, sizes: dict) -> None:
+    """Warn when a random split leaves a part below :data:`MIN_SPLIT_ROWS` rows."""
+    if config.split is None or not sizes:
+        return
+    n_train = min(tr for tr, _ in sizes.values())
+    n_test = min(te for _, te in sizes.values())
+    fraction = config.split.test_fraction
+    for what, n, fix in (("training", n_train, "lower"), ("test", n_test, "raise")):
+        if n < MIN_SPLIT_ROWS:
+            log.warning("%s: split.test_fraction: %s leaves %d %s rows of '%s' in a split, "
+                        "fewer than %d: figures from so few rows are mostly noise; %s "
+                        "test_fraction", config.source, fraction, n, what, config.dataset.name,
+                        MIN_SPLIT_ROWS, fix)
 
 
 def _where(spec, role: str) -> str:
@@ -64,6 +88,47 @@ def _check_missing_features(config, cells) -> None:
                               f"'{config.dataset.name}' has {n_missing} missing feature values; "
                               f"make impute_mean (fills each with the training mean of its "
                               f"feature) the first preprocessing step")
+
+
+def _check_count_features(config, cells, data: dict) -> None:
+    """A method that reads word counts (``needs_counts``, e.g. MoM without ``binarize``)
+    refuses features that are not non-negative integers after its preprocessing: a config
+    error naming the dataset and the fix, instead of an error in every cell."""
+    from mlx.methods import METHODS
+    from mlx.methods.mom import non_count_value
+    from mlx.runner.cells import _preprocess
+
+    seen = set()
+    for cell in cells:
+        cls = METHODS.get(cell.method)
+        if "needs_counts" not in dir(cls):
+            continue
+        fixed = json.loads(cell.params)
+        select = json.loads(cell.select)
+        chains = [[json.loads(st) for st in cell.preprocess]]
+        chains += select.get("preprocess", [])
+        for cand in [dict(zip(select, v)) for v in _product(select)] or [{}]:
+            params = {**fixed, **{k: v for k, v in cand.items() if k != "preprocess"}}
+            if not cls(**params).needs_counts:
+                continue
+            key = (cell.repetition, cell.labelled_ratio, cell.observed_ratio)
+            for chain in ([cand["preprocess"]] if "preprocess" in cand else chains):
+                if (cell.method_index, json.dumps(chain), key) in seen:
+                    continue
+                seen.add((cell.method_index, json.dumps(chain), key))
+                d = data[key]
+                _, (X,) = _preprocess(chain, d.train.X)
+                bad = non_count_value(X[d.X_fit_rows])
+                if bad is not None:
+                    steps = ", ".join(next(iter(st)) if isinstance(st, dict) else str(st)
+                                      for st in chain)
+                    raise ConfigError(
+                        config.source, f"methods[{cell.method_index}]",
+                        f"{cell.method} reads word counts (non-negative integers), but the "
+                        f"features of '{config.dataset.name}' after preprocessing [{steps}] "
+                        f"hold other values (e.g. {bad:g}); give it count features (no "
+                        f"scaling or normalising step), or set methods[{cell.method_index}]"
+                        f".params.binarize: true to read the occurrence pattern x != 0")
 
 
 def _default_chain(config) -> tuple:
@@ -164,14 +229,17 @@ def preflight(config, cells, *, load: bool = True) -> None:
     _check_missing_features(config, cells)
     # Random splits and selection folds, once per (repetition, labelled ratio, observed
     # ratio): they do not depend on the method.
-    sizes, data, folds_checked = {}, {}, set()
+    sizes, data, folds_checked, parts = {}, {}, set(), {}
     for cell in cells:
         key = (cell.repetition, cell.labelled_ratio, cell.observed_ratio)
         if key not in data:
             data[key] = cell_data(cell)
             d = data[key]
             sizes[key] = (d.Y_fit.shape[0], d.train.n_features, d.train.n_labels)
+            parts[key] = (d.train.n_samples, d.test.n_samples)
         if json.loads(cell.select) and key not in folds_checked:
             selection_folds(cell, data[key].Y_fit, task)
             folds_checked.add(key)
+    _check_split_sizes(config, parts)
+    _check_count_features(config, cells, data)
     _check_method_settings(cells, sizes)

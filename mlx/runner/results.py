@@ -386,11 +386,17 @@ def wide_table(frame: pd.DataFrame, *, split: str = "test",
                         ("selected", ""), ("converged", ""), ("total s", "")):
         if len(table) and col in table and (table[col] == unused).all():
             table = table.drop(columns=col)
+    unconverged = "converged" in table and table["converged"].astype(str).str.startswith("no").any()
     table.attrs["notes"] = [note for seen, note in (
         (worse_seen, f"{WORSE_THAN_CONSTANT} worse than the constant baseline on this metric: "
                      f"the method learned nothing useful for it with these settings"),
         (edge_seen, f"{EDGE} a selected value is the smallest or largest of its candidates: "
-                    f"widen the candidate list")) if seen]
+                    f"widen the candidate list"),
+        (unconverged, "converged no (k/n): k of the row's n fits stopped at their iteration "
+                      "limit before their convergence test held, so their figures may still "
+                      "move with more iterations: raise `max_iter` (`epochs` or `min_steps` "
+                      "for the epoch-based methods), or loosen the solver's tolerance `tol`; "
+                      "an empty cell: the method has no convergence test")) if seen]
     return table
 
 

@@ -555,3 +555,41 @@ def test_registered_statistics_match_the_data(name, data_dirs):
         if files[role]["path"] in manifest:
             for key, printed in manifest[files[role]["path"]].items():
                 assert expected.get(key) == printed, (role, key)
+
+
+# ----------------------------------------------------------------------------- misread formats
+MULTICLASS_SVM = "1 1:0.5\n3 2:1\n2 1:1 3:2\n5 3:1\n"     # classes 1..5, one per row
+
+
+def _svm_spec(tmp_path, train, test, fmt="libsvm-multilabel"):
+    (tmp_path / "tr.svm").write_text(train)
+    (tmp_path / "te.svm").write_text(test)
+    return resolve_dataset({"format": fmt, "train": str(tmp_path / "tr.svm"),
+                            "test": str(tmp_path / "te.svm")})
+
+
+def test_a_multiclass_file_read_as_multilabel_is_warned_about_on_every_load(tmp_path, caplog):
+    spec = _svm_spec(tmp_path, MULTICLASS_SVM, "2 1:1\n4 2:1\n")
+    for cache in (True, True, False):          # parsed, then from the on-disk cache, then afresh
+        catalog.clear_memo()                           # as in a new process
+        caplog.clear()
+        with caplog.at_level("WARNING", logger="mlx.data"):
+            split = load_split(spec, cache=cache)
+        assert split.train.Y.shape[1] == 6               # labels 0..5: label 0 is the phantom
+        assert [r.getMessage() for r in caplog.records] == [
+            f"{tmp_path / 'tr.svm'}: every row has exactly one label and label 0 occurs in no "
+            f"row: this looks like a multi-class file with classes numbered from 1, read as "
+            f"multi-label with 6 labels of which label 0 is a phantom; use "
+            f"format: libsvm-multiclass"]
+
+
+@pytest.mark.parametrize("train, test", [
+    ("1 1:0.5\n3 2:1\n", "0 1:1\n"),                   # label 0 occurs (in the test file)
+    ("1 1:0.5\n3,2 2:1\n", "2 1:1\n"),                 # a row with two labels
+    ("1 1:0.5\n 2:1\n", "2 1:1\n"),                    # a row with none
+])
+def test_genuine_multilabel_files_are_not_warned_about(tmp_path, caplog, train, test):
+    spec = _svm_spec(tmp_path, train, test)
+    with caplog.at_level("WARNING", logger="mlx.data"):
+        load_split(spec, cache=False)
+    assert not [r for r in caplog.records if "multi-class" in r.getMessage()]

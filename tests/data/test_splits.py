@@ -109,3 +109,98 @@ def test_labelled_rows_are_nested_across_ratios():
 def test_labelled_ratio_out_of_range(ratio):
     with pytest.raises(ValueError, match=r"labelled_ratio must be a float in the range \(0, 1\]"):
         labelled_rows(10, ratio, 0)
+
+
+def _fold_of(folds, n):
+    out = np.empty(n, dtype=np.int64)
+    for f, (_, val) in enumerate(folds):
+        out[val] = f
+    return out
+
+
+@pytest.mark.parametrize("stratified", [False, True])
+def test_different_seeds_give_different_folds(stratified):
+    classes = np.repeat([0, 1, 2], [12, 9, 15])
+    n = classes.size
+    seen = {tuple(_fold_of(kfold(n, 3, rng(s), classes=classes if stratified else None), n))
+            for s in range(8)}
+    assert len(seen) == 8
+
+
+def test_stratified_kfold_shuffles_within_each_class():
+    """Over many seeds every row of a class lands in every fold about equally often (a
+    deal in index order would pin each row to one fold, whatever the seed)."""
+    classes = np.tile([0, 1], 12)                        # classes interleaved by index
+    n, k, trials = classes.size, 3, 300
+    counts = np.zeros((n, k))
+    for s in range(trials):
+        counts[np.arange(n), _fold_of(kfold(n, k, rng(s), classes=classes), n)] += 1
+    assert counts.min() > trials / k * 0.6 and counts.max() < trials / k * 1.4
+    for s in range(5):                                   # and every fold stays stratified
+        for _, val in kfold(n, k, rng(s), classes=classes):
+            assert sorted(class_counts(classes[val]).values()) == [4, 4]
+
+
+@pytest.mark.parametrize("counts, frac", [([3, 3], 0.5), ([5, 2, 4], 0.3), ([2, 2, 2], 0.5)])
+def test_stratified_split_is_a_partition_whatever_the_remainders(counts, frac):
+    """Largest remainders: the one row left after the floors (or the several) still goes to
+    some class, so the test part has exactly round(frac * n) rows; train is the rest."""
+    classes = np.repeat(np.arange(len(counts)), counts)
+    n = classes.size
+    for s in range(4):
+        train, test = random_split(n, frac, rng(s), classes=classes)
+        assert len(test) == round(frac * n)
+        assert np.array_equal(np.sort(np.concatenate([train, test])), np.arange(n))
+        assert np.array_equal(train, np.sort(train)) and np.array_equal(test, np.sort(test))
+
+
+@pytest.mark.parametrize("k, message", [
+    (2.5, "the number of folds must be an int >= 2; got 2.5"),
+    (True, "the number of folds must be an int >= 2; got True"),
+    ("3", "the number of folds must be an int >= 2; got '3'"),
+])
+def test_kfold_refuses_folds_that_are_not_ints(k, message):
+    with pytest.raises(ValueError) as info:
+        kfold(10, k, rng())
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize("counts, k, hint", [
+    ([10, 2], 3, "use at most 2 folds or "),             # 2 rows: 2 folds would still work
+    ([10, 1], 2, ""),                                    # 1 row: no number of folds works
+])
+def test_stratified_kfold_error_suggests_fewer_folds_only_when_that_can_work(counts, k, hint):
+    classes = np.repeat([0, 1], counts)
+    with pytest.raises(ValueError) as info:
+        kfold(classes.size, k, rng(), classes=classes)
+    assert str(info.value) == (f"stratified {k}-fold cross-validation needs at least {k} rows "
+                               f"of every class; class 1 has {counts[1]}; {hint}set "
+                               f"selection.stratify: false")
+
+
+def test_stratified_holdout_is_the_stratified_random_split():
+    classes = np.repeat([0, 1, 2], [7, 4, 9])
+    fit, val = holdout(20, 0.3, rng(5), classes=classes)
+    train, test = random_split(20, 0.3, rng(5), classes=classes)
+    assert np.array_equal(fit, train) and np.array_equal(val, test)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: random_split(-1, 0.5, rng()), "the number of rows must be a non-negative int; got -1"),
+    (lambda: random_split(True, 0.5, rng()),
+     "the number of rows must be a non-negative int; got True"),
+    (lambda: random_split(2.0, 0.5, rng()), "the number of rows must be a non-negative int; got 2.0"),
+    (lambda: random_split(0, 0.5, rng()), "cannot split 0 row(s) into two non-empty parts"),
+    (lambda: random_split(10, 0.0, rng()), "test_fraction must be a float in the range (0, 1); got 0.0"),
+    (lambda: holdout(10, 1.5, rng()),
+     "validation_fraction must be a float in the range (0, 1); got 1.5"),
+])
+def test_split_argument_errors_are_exact(call, message):
+    with pytest.raises(ValueError) as info:
+        call()
+    assert str(info.value) == message
+
+
+def test_a_tiny_fraction_still_gives_one_row():
+    train, test = random_split(10, 0.01, rng())
+    assert len(test) == 1 and len(train) == 9

@@ -503,3 +503,21 @@ def test_evaluation_at_200k_labels_stays_in_row_batches():
     again = evaluate(score, X[:40], Y[:40], metrics)
     assert small == again
     assert 0.0 <= res["auc"][0] <= 1.0 and math.isfinite(res["hamming"][0])
+
+
+def test_test_blocks_draw_their_own_rows(small):
+    """Train and test blocks come from different streams. With the two parts' row statistics
+    made equal, a test block seeded like the train block of the same index would repeat its
+    rows exactly; here they share almost none, and each part's stream is fixed."""
+    from dataclasses import replace
+
+    for like, (spec, _) in small.items():
+        even = replace(spec, avg_features_test=spec.avg_features_train,
+                       avg_labels_test=spec.avg_labels_train, n_test=spec.n_train)
+        model = xmc_synth._Model(even)
+        for block in (0, 1):
+            tr = xmc_synth._to_csr(even, *xmc_synth._block(model, "train", block, 60))
+            te = xmc_synth._to_csr(even, *xmc_synth._block(model, "test", block, 60))
+            assert sum(same_csr(tr[0][i], te[0][i]) for i in range(60)) <= 3, like
+            again = xmc_synth._to_csr(even, *xmc_synth._block(model, "train", block, 60))
+            assert same_csr(tr[0], again[0]) and same_csr(tr[1], again[1])

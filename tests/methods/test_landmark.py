@@ -426,3 +426,35 @@ def test_partial_mask_and_shapes_are_refused():
                                "be (n_samples, n_targets)")
     with pytest.raises(ValueError, match="^Landmark: Y contains NaN or infinity$"):
         Landmark(n_landmarks=5).fit(X, np.full_like(T, np.nan))
+
+
+# ============================================================================ convergence status
+def test_regland_reports_liblinear_iterations_and_its_iteration_cap():
+    """liblinear's binding returns no iteration count: the fit reads them from liblinear's
+    messages. At its defaults both losses converge in a few iterations; with a tolerance it
+    cannot reach (1e-12 at C = 1e6) the dual solver (-s 13) stops at liblinear's cap, and the
+    fit must say so (it once recorded converged=True, n_iter=0)."""
+    X, T = _regression(targets=2)
+    for loss in ("squared_epsilon_insensitive", "epsilon_insensitive"):
+        model = Landmark(model="regland", loss=loss, n_landmarks=30, C=1.0,
+                         random_state=0).fit(X, T)
+        assert model.converged_ is True
+        assert (model.n_iter_ >= 1).all() and (model.n_iter_ < 300).all(), loss
+    capped = Landmark(model="regland", loss="epsilon_insensitive", n_landmarks=30, C=1e6,
+                      tol=1e-12, random_state=0).fit(X, T)
+    assert capped.converged_ is False
+    assert capped.n_iter_.min() >= 100                  # liblinear 2.50's dual cap is 300
+    # The default C = 1e4 with epsilon = 0 already reaches the cap here.
+    default = Landmark(model="regland", loss="epsilon_insensitive", n_landmarks=30,
+                       random_state=0).fit(X, T)
+    assert default.converged_ is False
+    # Newton at a tolerance within reach takes more steps than at a loose one.
+    loose = Landmark(model="regland", n_landmarks=30, tol=1e-1, random_state=0).fit(X, T)
+    tight = Landmark(model="regland", n_landmarks=30, tol=1e-8, random_state=0).fit(X, T)
+    assert (loose.n_iter_ < tight.n_iter_).all()
+
+
+def test_kr_has_no_solver_to_converge():
+    X, T = _regression(targets=2)
+    model = Landmark(model="kr", n_landmarks=30, random_state=0).fit(X, T)
+    assert model.converged_ is None and not model.n_iter_.any()

@@ -377,7 +377,22 @@ def test_tol_stops_and_records_the_objective():
     assert loose.converged_ is True and loose.n_iter_ < 50
     assert len(loose.objective_) == loose.n_iter_
     fixed = LSVV(task="multiclass", epochs=4, min_steps=0, random_state=0).fit(X, Y)
-    assert fixed.converged_ is None and fixed.n_iter_ == 4 and len(fixed.objective_) == 4
+    assert fixed.n_iter_ == 4 and len(fixed.objective_) == 4
+
+
+def test_fixed_epochs_report_whether_the_objective_settled():
+    """Without a tol test LSVV runs a fixed number of epochs; converged_ says whether the last
+    epoch moved the objective by at most 1e-3 of its value (it used to stay empty)."""
+    X, y = _blobs(3, n=80)
+    Y = _onehot(y, 4)
+    short = LSVV(task="multiclass", epochs=2, min_steps=0, random_state=0).fit(X, Y)
+    obj = short.objective_
+    assert abs(obj[1] - obj[0]) > 1e-3 * abs(obj[0]) and short.converged_ is False
+    one = LSVV(task="multiclass", epochs=1, min_steps=0, random_state=0).fit(X, Y)
+    assert one.converged_ is False
+    long = LSVV(task="multiclass", epochs=400, min_steps=0, random_state=0).fit(X, Y)
+    obj = long.objective_
+    assert abs(obj[-1] - obj[-2]) <= 1e-3 * abs(obj[-2]) and long.converged_ is True
 
 
 # ----------------------------------------------------------------------------- configuration
@@ -507,3 +522,20 @@ def test_the_safeguard_keeps_the_best_iterate_and_damps_an_overshooting_step():
     assert (R ** 2).sum() / X.shape[0] + 1e-6 * (safe.W_ ** 2).sum() == pytest.approx(best,
                                                                                    rel=1e-10)
     assert safe.objective_[-1] > best
+
+
+@pytest.mark.parametrize("n, batch, min_steps, epochs", [
+    (100, 32, 10, 1),      # 4 batches an epoch: 10 steps need 3 epochs (12), not 2 (8)
+    (50, 16, 9, 2),        # 4 batches: 9 steps need 3 epochs
+    (40, 8, 11, 1),        # 5 batches: 11 steps need 3 epochs
+    (40, 8, 10, 1),        # an exact multiple: 2 epochs
+    (40, 8, 10, 4),        # epochs already give more
+])
+def test_min_steps_is_a_floor_on_the_steps_taken(n, batch, min_steps, epochs):
+    X, y = _blobs(1, n=n)
+    model = LSVV(task="multiclass", batch_size=batch, epochs=epochs, min_steps=min_steps,
+                 random_state=0).fit(X, _onehot(y, 4))
+    per_epoch = math.ceil(n / batch)
+    assert model.n_steps_ >= min_steps
+    assert model.n_iter_ == max(epochs, math.ceil(min_steps / per_epoch))
+    assert model.n_steps_ == model.n_iter_ * per_epoch

@@ -421,6 +421,25 @@ def test_paper_rule_uses_the_prior_and_absent_words_above_eta():
     np.testing.assert_allclose(model.posterior(sp.csr_matrix(x)), post[None, :], rtol=1e-10)
 
 
+def test_paper_rule_on_counts_reads_absent_words_from_the_presence_pattern():
+    """Counts are repeated tokens in the present-word sum (``x_v log P``), but "v not in d" is
+    about presence: a word seen 3 times is as present as one seen once. A rule that used the
+    counts in the absent-word term would pass every 0/1 test."""
+    eta = 0.05
+    model = _tiny_model("paper", eta=eta, smoothing=0.001)
+    P = (model.word_probs_ + 0.001 / 10) / 1.001
+    assert (P > eta).sum() >= 4                          # entries that take part in the term
+    X = np.array([[3, 0, 2, 0, 0, 0, 0, 1, 0, 0],
+                  [0, 4, 0, 0, 2, 0, 5, 0, 0, 3],
+                  [2, 2, 2, 2, 2, 2, 2, 2, 2, 2]], dtype=float)
+    logp = np.log(model.prior_) + X @ np.log(P)
+    logp = logp + np.array([np.where(((x == 0)[:, None]) & (P > eta), np.log1p(-P), 0.0)
+                            .sum(axis=0) for x in X])
+    post = np.exp(logp - logp.max(axis=1, keepdims=True))
+    post /= post.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(model.posterior(sp.csr_matrix(X)), post, rtol=1e-10)
+
+
 def test_long_documents_do_not_underflow():
     rng = np.random.default_rng(0)
     X, Y, _ = sample_corpus(2000, 3000, 20, 4, doc_length=200.0, seed=2)

@@ -374,3 +374,144 @@ def test_runner_keys_are_checked(tmp_path, runner, key, message):
     with pytest.raises(ConfigError) as e:
         load_config(path)
     assert e.value.key_path == key and message in str(e.value)
+
+
+# ----------------------------------------------------------------------------- shipped data
+class _FakeFuture:
+    def __init__(self, key, thunk):
+        self.key, self._thunk = key, thunk
+
+    def result(self):
+        return self._thunk()
+
+
+class _NoSharedDiskClient:
+    """A client whose "workers" cannot see the data files: they are deleted once the data
+    are scattered, and every task runs with empty per-process memos on an unpickled copy of
+    what was scattered (as a worker on another machine would)."""
+
+    def __init__(self, files):
+        self.files, self.scattered, self.mapped = files, [], []
+
+    def scheduler_info(self):
+        return {"workers": {"tcp://w:1": {}}}
+
+    def run(self, fn, *args, on_error=None):
+        return {"tcp://w:1": dask_backend.local_version()}
+
+    def scatter(self, value, *, broadcast=False, hash=True):
+        self.scattered.append((value, broadcast))
+        return ("scattered", len(self.scattered) - 1)
+
+    def map(self, fn, cells, *, pure=True, **kwargs):
+        import pickle
+
+        from mlx.data import catalog
+        from mlx.runner import protocol
+
+        self.mapped.append((fn, kwargs))
+        for f in self.files:
+            f.unlink()
+
+        def task(cell):
+            protocol._DATA_MEMO.clear()
+            catalog.clear_memo()
+            args = {k: pickle.loads(pickle.dumps(self.scattered[v[1]][0]))
+                    if isinstance(v, tuple) and v[:1] == ("scattered",) else v
+                    for k, v in kwargs.items()}
+            return fn(pickle.loads(pickle.dumps(cell)), **args)
+
+        return [_FakeFuture(i, lambda c=c: task(c)) for i, c in enumerate(cells)]
+
+    def cancel(self, futures):
+        pass
+
+    def close(self, timeout=None):
+        pass
+
+
+class _FakeKilledWorker(Exception):
+    pass
+
+
+def _fake_distributed(monkeypatch, client):
+    """Route :func:`dask_backend.run_cells_dask` to ``client`` (no scheduler, no workers)."""
+    import types
+
+    fake = types.SimpleNamespace(as_completed=iter, KilledWorker=_FakeKilledWorker,
+                                 comm=types.SimpleNamespace(CommClosedError=OSError))
+    monkeypatch.setattr(dask_backend, "_import_distributed", lambda: fake)
+    monkeypatch.setattr(dask_backend, "_connect", lambda *a, **k: (client, None))
+
+
+@pytest.mark.parametrize("split, n_cells", [("", None), ("", 1),
+                                            ("split: {test_fraction: 0.3, pool: true}", None)])
+def test_shipped_data_reach_workers_without_the_files(tmp_path, monkeypatch, split, n_cells):
+    """--ship-data scatters the loaded data (the official split, or all rows for a random
+    split) once, to every worker, and each task takes it by reference; a worker never needs
+    the files. Official split and random split both."""
+    from mlx.runner import protocol
+    from mlx.runner.cells import run_cell
+    from mlx.runner.sweep import expand
+
+    files = [tmp_path / "tr.csv", tmp_path / "te.csv"]
+    for f, n in zip(files, (40, 20)):
+        f.write_text("a,b,y\n" + "\n".join(f"{i % 5},{i % 3},{(i * 7) % 11 * 0.1}"
+                                            for i in range(n)))
+    cfg = _write(tmp_path, f"""
+        name: ship
+        dataset: {{format: csv, train: {files[0]}, test: {files[1]}}}
+        {split}
+        methods: [{{name: constant}}, {{name: br, params: {{loss: squared}}}}]
+        metrics: [mse]
+        """, "ship")
+    cells = expand(load_config(cfg))[:n_cells]
+    local = [run_cell(c) for c in cells]
+    assert {r["status"] for r in local} == {"ok"}
+    expected = protocol.load_data(cells[0].dataset, whole=bool(split))
+
+    client = _NoSharedDiskClient(files)
+    _fake_distributed(monkeypatch, client)
+    protocol._DATA_MEMO.clear()
+    done = {}
+    dask_backend.run_cells_dask(cells, on_done=lambda c, r: done.__setitem__(c.cell_id(), r),
+                                scheduler="tcp://fake:1", ship_data=True)
+    assert len(client.scattered) == 1
+    value, broadcast = client.scattered[0]
+    assert broadcast and type(value) is type(expected)
+    assert (value.X != expected.X).nnz == 0 if not hasattr(value, "train") else \
+        (value.train.X != expected.train.X).nnz == 0 and (value.test.X != expected.test.X).nnz == 0
+    [(fn, kwargs)] = client.mapped
+    assert kwargs == {"data": ("scattered", 0)}          # by reference, not the data per task
+    for cell, ref in zip(cells, local):
+        got = done[cell.cell_id()]
+        assert got["status"] == "ok", got["message"]
+        assert got["results"] == ref["results"]
+
+
+def test_a_cell_whose_workers_keep_dying_is_recorded_as_an_error(tmp_path, monkeypatch):
+    """After Dask gives up on a cell (KilledWorker), the cell gets an error record of its own
+    (its id, empty results, the reason) and the others still report."""
+    from mlx.runner.sweep import expand
+
+    cells = expand(load_config(_write(tmp_path, CONFIG, "c")))[:3]
+
+    class Dying(_NoSharedDiskClient):
+        def map(self, fn, cells, *, pure=True, **kwargs):
+            def result(i):
+                if i == 1:
+                    raise _FakeKilledWorker("Attempted to run task x on 3 different workers\nmore")
+                return {"cell_id": cells[i].cell_id(), "status": "ok"}
+            return [_FakeFuture(i, lambda i=i: result(i)) for i in range(len(cells))]
+
+    _fake_distributed(monkeypatch, Dying([]))
+    done = []
+    dask_backend.run_cells_dask(cells, on_done=lambda c, r: done.append((c, r)),
+                                scheduler="tcp://fake:1")
+    assert [c for c, _ in done] == cells
+    dead = done[1][1]
+    assert dead["cell_id"] == cells[1].cell_id() and dead["status"] == "error"
+    assert dead["results"] == {} and dead["fit_seconds"] is None
+    assert dead["message"] == ("the cell's Dask worker died too often (_FakeKilledWorker: "
+                               "Attempted to run task x on 3 different workers)")
+    assert [r["status"] for _, r in done] == ["ok", "error", "ok"]

@@ -499,7 +499,7 @@ def test_a_methods_fit_note_reaches_the_cell_message(tmp_path):
     dataset:
       synthetic: {task: multiclass, n_samples: 60, n_test: 40, n_features: 6, n_classes: 8,
                   seed: 2}
-    split: {test_fraction: 0.3, stratify: false}
+    split: {test_fraction: 0.3, stratify: false, pool: true}
     sweep: {labelled_ratio: [0.1]}
     methods:
       - name: lsvv

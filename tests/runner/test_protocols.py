@@ -26,7 +26,7 @@ seed: 4
 dataset:
   synthetic: {task: multiclass, n_samples: 150, n_test: 60, n_features: 6, n_classes: 3,
               class_sep: 1.5, seed: 2}
-split: {test_fraction: 0.3, repetitions: 3}
+split: {test_fraction: 0.3, repetitions: 3, pool: true}
 preprocess: [bias]
 methods:
   - name: constant

@@ -6,6 +6,7 @@ import pandas as pd
 
 from mlx.config import load_config
 from mlx.runner.experiment import run_experiment
+from tests.conftest import write_dense_multilabel
 
 CONFIG = """
 name: t
@@ -32,6 +33,15 @@ def _run(tmp_path):
     s = run_experiment(load_config(p), jobs=1, output=str(tmp_path / "o"), quiet=True,
                        progress=False)
     return s.table_md, pd.read_csv(s.output / "results.csv")
+
+
+def _run_text(tmp_path, text, name="t"):
+    """Run the config ``text``: ``(summary, results.csv)``."""
+    p = tmp_path / f"{name}.yaml"
+    p.write_text(textwrap.dedent(text))
+    s = run_experiment(load_config(p), jobs=1, output=str(tmp_path / f"o-{name}"), quiet=True,
+                       progress=False)
+    return s, pd.read_csv(s.output / "results.csv")
 
 
 def _row(md, label):
@@ -63,8 +73,7 @@ def test_selection_edge_convergence_and_times_are_shown(tmp_path):
 
 
 def test_ranking_only_method_leaves_thresholded_metrics_blank_with_the_reason(tmp_path):
-    p = tmp_path / "w.yaml"
-    p.write_text(textwrap.dedent("""
+    s, frame = _run_text(tmp_path, """
         name: w
         dataset: {synthetic: {n_samples: 120, n_features: 10, n_labels: 5, rank: 2, seed: 1}}
         methods:
@@ -76,10 +85,7 @@ def test_ranking_only_method_leaves_thresholded_metrics_blank_with_the_reason(tm
             params: {epochs: 2}
             threshold: 0.0
         metrics: [hamming, f1, auc]
-        """))
-    s = run_experiment(load_config(p), jobs=1, output=str(tmp_path / "o"), quiet=True,
-                       progress=False)
-    frame = pd.read_csv(s.output / "results.csv")
+        """)
     w = frame[frame["label"] == "W"].set_index("metric")
     assert w["value"][["hamming", "f1"]].isna().all() and w["value"]["auc"] > 0
     assert (w["n_eval"][["hamming", "f1"]] == 0).all()
@@ -91,3 +97,45 @@ def test_ranking_only_method_leaves_thresholded_metrics_blank_with_the_reason(tm
     row = _row(s.table_md, "W")
     assert row["hamming"] == row["f1"] == "n/a"
     assert "n/a: W: hamming, f1 not computed" in s.table_md
+
+
+def test_unconverged_fits_are_counted_and_the_legend_says_what_to_do(tmp_path):
+    s, frame = _run_text(tmp_path, """
+        name: u
+        dataset: {synthetic: {n_samples: 120, n_features: 10, n_labels: 5, rank: 2, seed: 1}}
+        sweep: {repetitions: 2}
+        methods:
+          - {name: lsvv, label: SHORT, params: {epochs: 1, min_steps: 0, space: linear}}
+          - {name: lsvv, label: STOPPED, params: {epochs: 50, min_steps: 0, tol: 0.5,
+                                                 space: linear}}
+        metrics: [auc]
+        """)
+    assert set(frame.loc[frame["label"] == "SHORT", "converged"].astype(str)) == {"False"}
+    assert _row(s.table_md, "SHORT")["converged"] == "no (2/2)"
+    assert _row(s.table_md, "STOPPED")["converged"] == "yes"
+    assert ("converged no (k/n): k of the row's n fits stopped at their iteration limit "
+            "before their convergence test held") in s.table_md
+    assert "raise `max_iter` (`epochs` or `min_steps` for the epoch-based methods)" in s.table_md
+
+
+def test_a_fit_whose_scores_ignore_the_input_is_flagged(tmp_path):
+    """binarize on dense real features: every occurrence pattern is all ones, so MoM predicts
+    the same scores for every row; the cell says so (status stays ok: the figures are real)."""
+    train, test = write_dense_multilabel(tmp_path)
+    s, frame = _run_text(tmp_path, f"""
+        name: b
+        dataset: {{format: libsvm-multilabel, train: {train}, test: {test}}}
+        methods:
+          - name: mom
+            params: {{binarize: true}}
+          - name: br
+          - name: constant
+        metrics: [auc]
+        """)
+    frame = frame.set_index("method")
+    assert (frame["status"] == "ok").all()
+    assert frame.loc["mom", "message"] == (
+        "the scores do not depend on the input: 30 distinct test rows all get the same scores, "
+        "so every figure is a constant predictor's; check the method's settings and "
+        "preprocessing for this data")
+    assert frame["message"].drop("mom").isna().all()      # br learns; constant is meant to
