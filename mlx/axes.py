@@ -61,11 +61,11 @@ AXES = (
     Axis("params", "params", "params", SETTING),
     Axis("rank_ratio", "rank_ratio", "k/L", SETTING, short="k/L", spec="k_over_L",
          numeric=True, percent=True),
-    Axis("rank", "rank", "k", SETTING, short="k", spec="k", numeric=True, integer=True),
     Axis("observed_ratio", "observed_ratio", "observed", SETTING, short="obs",
          spec="observed", numeric=True, percent=True, default=1.0),
     Axis("labelled_ratio", "labelled_ratio", "labelled", SETTING, short="labelled",
          spec="labelled", numeric=True, percent=True, default=1.0),
+    Axis("rank", "rank", "k", SETTING, short="k", spec="k", numeric=True, integer=True),
     Axis("repetition", "repetition", "repetition", REPETITION, short="rep", numeric=True,
          integer=True),
 )

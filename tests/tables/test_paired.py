@@ -166,7 +166,7 @@ def test_no_common_setting_says_so(tmp_path):
     rows = [row("A", 0, "p@1", 0.5, dataset="bibtex"), row("B", 0, "p@1", 0.4)]
     cmp = paired_comparison(pd.DataFrame(rows, columns=COLUMNS), "A", "B", source="res")
     assert cmp.rows == []
-    assert ("No setting (dataset, params, k/L, k, observed, labelled, metric) has test results "
+    assert ("No setting (dataset, params, k/L, observed, labelled, k, metric) has test results "
             "of both A and B in res.") in render_paired_markdown(cmp)
 
 
