@@ -5,10 +5,11 @@ directory or a results path); rows with ``split == "validation"`` (selection
 candidates) are dropped on reading. Every cell shows ``ours / published (ours -
 published)`` in the display unit of its metric (``ours (sd) / ...`` with more than one
 repetition): published values are divided by their
-``scale`` and both are multiplied by the unit's factor. A cell is marked ``▼`` when we
-are worse than the paper by more than the tolerance, ``n/p`` when the paper has no
-value and ``—`` when we have no result yet (or the run's status, e.g. ``skipped``);
-none of these is ever shown as a number.
+``scale`` and both are multiplied by the unit's factor. A cell is *within* ±tolerance of
+the paper, or marked ``▲`` when we are better than the paper by more than the tolerance
+and ``▼`` when we are worse by more than it (lower is better for losses, errors and
+times); ``n/p`` when the paper has no value and ``—`` when we have no result yet (or the
+run's status, e.g. ``skipped``); none of these is ever shown as a number.
 """
 
 from __future__ import annotations
@@ -28,12 +29,13 @@ from mlx.tables.published import published
 from mlx.tables.spec import (AXIS_TITLES, NUMERIC_AXES, PSEUDO_METRICS, MetricStyle, Series,
                              TableSpec, fmt_axis)
 
-__all__ = ["NOT_RUN", "WORSE", "NP", "Source", "TableCell", "Block", "RenderedTable",
+__all__ = ["NOT_RUN", "WORSE", "BETTER", "NP", "judge", "Source", "TableCell", "Block", "RenderedTable",
            "config_output", "read_sources", "ours_frame", "params_dict", "select_rows",
            "build_table"]
 
 NOT_RUN = "—"
 WORSE = "▼"
+BETTER = "▲"
 NP = "n/p"
 _EPS = 1e-9
 
@@ -143,7 +145,8 @@ class TableCell:
     published: float | None
     published_std: float | None
     table: str
-    state: str                 # ok, worse, compared, n/p, not run, empty, or a run status
+    state: str                 # within, better, worse, compared, n/p, not run, empty, or a
+    #                            run status
 
     @property
     def diff(self) -> float | None:
@@ -166,9 +169,11 @@ class TableCell:
             return f"{ours} / {pub}"
         diff = m.fmt_diff(self.diff)
         if latex:
-            mark = r" $\blacktriangledown$" if self.state == "worse" else ""
+            mark = {"worse": r" $\blacktriangledown$", "better": r" $\blacktriangle$"}.get(
+                self.state, "")
             return f"{ours} / {pub} {{\\scriptsize ({diff})}}{mark}"
-        return f"{ours} / {pub} ({diff})" + (f" {WORSE}" if self.state == "worse" else "")
+        mark = {"worse": f" {WORSE}", "better": f" {BETTER}"}.get(self.state, "")
+        return f"{ours} / {pub} ({diff})" + mark
 
 
 @dataclass
@@ -189,12 +194,11 @@ class RenderedTable:
     sources: list
 
     def counts(self) -> dict:
-        c = {"within": 0, "worse": 0, "compared": 0, "np": 0, "not_run": 0, "status": 0}
+        c = {"within": 0, "better": 0, "worse": 0, "compared": 0, "np": 0, "not_run": 0,
+             "status": 0}
         for cell in self.cells:
-            if cell.state == "ok":
-                c["within"] += 1
-            elif cell.state == "worse":
-                c["worse"] += 1
+            if cell.state in ("within", "better", "worse"):
+                c[cell.state] += 1
             elif cell.state == "compared":
                 c["compared"] += 1
             elif cell.state == NP:
@@ -204,6 +208,16 @@ class RenderedTable:
             elif cell.state != "empty":
                 c["status"] += 1
         return c
+
+
+def judge(diff: float, tolerance: float, higher_is_better: bool) -> str:
+    """``within`` ±tolerance of the paper, else ``better`` or ``worse`` beyond it.
+
+    ``diff`` is ours − published; for a metric where lower is better (Hamming loss, error,
+    RMSE, time) a negative difference is the better one."""
+    if abs(diff) <= tolerance + _EPS:
+        return "within"
+    return "better" if (diff > 0) == higher_is_better else "worse"
 
 
 def _close(a, b) -> bool:
@@ -398,13 +412,8 @@ def build_table(spec: TableSpec, sources: list[Source], *, ours: pd.DataFrame | 
             oval *= style.factor
             ostd = None if ostd is None else ostd * style.factor
         if oval is not None and pval is not None:
-            if style.tolerance is None:
-                state = "compared"
-            else:
-                d = oval - pval
-                worse = d < -style.tolerance - _EPS if style.higher_is_better \
-                    else d > style.tolerance + _EPS
-                state = "worse" if worse else "ok"
+            state = "compared" if style.tolerance is None else \
+                judge(oval - pval, style.tolerance, style.higher_is_better)
         elif oval is not None:
             state = NP
         elif state == "not run" and pval is None:
