@@ -127,3 +127,11 @@ def test_compare_makes_an_axis_with_several_values_a_row_axis(a):
                            "leml", tables=["6"])
     assert a.spec in spec.rows
     assert spec.axes[a.spec] == tuple(float(v) for v in TWO[a.column])
+
+
+def test_a_rank_that_follows_from_k_over_l_does_not_split_a_row():
+    rows = rows_differing_in("rank_ratio")[:3]                  # k/L = 0.2, rank 20
+    rows[2] = {**rows[2], "rank": None, "status": "skipped", "split": "", "metric": "",
+               "value": None}
+    table = wide_table(pd.DataFrame(rows))
+    assert len(table) == 1 and table["p@1"].iloc[0].startswith("0.3050 ± ")

@@ -314,9 +314,10 @@ def wide_table(frame: pd.DataFrame, *, split: str = "test",
             frame[col] = None
     absolute = frame["rank_ratio"].isna()
     frame["_rank"] = frame["rank"].where(absolute)          # k shown only for absolute ranks
-    # One row per setting: every setting axis of mlx.axes (never pooled over any of them).
-    frame["_key"] = ["\x1f".join(str(v) for v in t)
-                     for t in zip(*(frame[c] for c in setting_columns()))]
+    # One row per setting: every setting axis of mlx.axes (never pooled over any of them);
+    # the rank only where it is absolute (else it follows from k/L, and a skipped cell has none).
+    frame["_key"] = ["\x1f".join(str(v) for v in t) for t in zip(
+        *(frame["_rank" if c == "rank" else c] for c in setting_columns()))]
     ok = frame[(frame["status"] == "ok") & (frame["split"] == split)]
     validation = frame[frame["split"] == VALIDATION]
     metric_order = list(dict.fromkeys(ok["metric"]))
