@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from mlx.axes import AXES, REPETITION, SETTING_AXES, SPEC_AXES, SWEEP_AXES, axis
-from mlx.errors import MlxError
+from mlx.errors import ConfigError
 from mlx.runner.results import COLUMNS, wide_table
 from mlx.runner.sweep import Cell
 from mlx.tables import plot
@@ -110,7 +110,7 @@ def test_a_paper_table_refuses_to_pool_an_open_axis_and_keeps_a_laid_out_one(a):
     spec = parse_spec({**SPEC, "axes": fixed,
                        "layout": {"blocks": ["metric"], "rows": ["dataset"],
                                   "columns": ["series"]}}, require_configs=False)
-    with pytest.raises(MlxError, match=rf"would pool results of 2 {a.title} values .*; add "
+    with pytest.raises(ConfigError, match=rf"would pool results of 2 {a.title} values .*; add "
                                        rf"'{a.spec}' to layout"):
         build_table(spec, [], ours=ours)
     spec = parse_spec({**SPEC, "axes": fixed,

@@ -364,8 +364,9 @@ def _refuse_pooling(vals: pd.DataFrame, spec: TableSpec, series: Series, where: 
                    f"axes.{ax.spec}: [value]")
         else:
             fix = f"select one with 'ours: {{{ax.column}: ...}}' in the series"
-        raise MlxError(f"{spec.source}: series {series.name!r} would pool results of "
-                       f"{len(distinct)} {ax.title} values ({shown}) at {where}; {fix}")
+        raise ConfigError(spec.source, "layout",
+                          f"series {series.name!r} would pool results of {len(distinct)} "
+                          f"{ax.title} values ({shown}) at {where}; {fix}")
 
 
 def build_table(spec: TableSpec, sources: list[Source], *, ours: pd.DataFrame | None = None

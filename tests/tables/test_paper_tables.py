@@ -572,3 +572,26 @@ def test_results_doc_does_not_pass_old_not_worse_counts_off_as_within():
     assert _counts({"within": 42, "worse": 38}) == (
         "42 not worse / 38 worse of 80 (re-render for the three-way counts)")
     assert _counts({"within": 11, "better": 31, "worse": 38}) == "11 / 31 / 38 of 80"
+
+
+def test_an_open_axis_with_several_values_is_an_error_not_a_pooled_mean(tmp_path):
+    """BR-SQ at 100% and 20% observed entries: the mean of both is not a spread over
+    repetitions of one setting (it used to print as "74.62 (0.50)")."""
+    rows = [row("BR-SQ", "br", "squared", None, obs, "p@3", v, rep=rep)
+            for rep in (0, 1) for obs, v in ((1.0, 0.75 + rep / 200), (0.2, 0.74 + rep / 200))]
+    res = write_results(tmp_path / "res", rows)
+    spec = tmp_path / "s.yaml"
+    spec.write_text(f"paper: leml\ntables: [5]\nresults: [{res}]\nseries: [BR-SQ]\n"
+                    f"axes: {{dataset: [bibtex], k_over_L: [0.4]}}\n"
+                    f"layout: {{blocks: [metric], rows: [dataset], columns: [series]}}\n"
+                    f"metrics: [p@3]\n")
+    r = invoke("table", spec)
+    assert r.exit_code == 2
+    assert r.output == (f"Error: {spec}: layout: series 'BR-SQ' would pool results of 2 "
+                        f"observed values (20%, 100%) at k/L=40%, dataset=bibtex, method=BR-SQ; "
+                        f"add 'observed' to layout.blocks, rows or columns, or fix it with "
+                        f"axes.observed: [value]\n")
+    spec.write_text(spec.read_text().replace("k_over_L: [0.4]", "k_over_L: [0.4], observed: [0.2]"))
+    r = invoke("table", spec)
+    assert r.exit_code == 0, r.output
+    assert "| bibtex | 74.25 (0.35) / " in r.stdout
