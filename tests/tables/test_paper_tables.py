@@ -592,6 +592,6 @@ def test_an_open_axis_with_several_values_is_an_error_not_a_pooled_mean(tmp_path
                         f"add 'observed' to layout.blocks, rows or columns, or fix it with "
                         f"axes.observed: [value]\n")
     spec.write_text(spec.read_text().replace("k_over_L: [0.4]", "k_over_L: [0.4], observed: [0.2]"))
-    r = invoke("table", spec)
+    r = invoke("table", "-o", tmp_path / "out", spec)
     assert r.exit_code == 0, r.output
     assert "| bibtex | 74.25 (0.35) / " in r.stdout
