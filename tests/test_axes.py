@@ -91,6 +91,10 @@ def test_paired_tests_never_merge_a_setting_axis(column):
         if r["label"] == "BR-SQ" and column not in ("rank_ratio", "rank"):
             r["rank_ratio"] = r["rank"] = None    # a rankless method pairs with every k
     cmp = paired_comparison(pd.DataFrame(rows), "LEML-SQ", "BR-SQ")
+    if column == "params":   # two methods' parameters: every A setting against every B one
+        assert sorted((r.params_a, r.params_b) for r in cmp.rows) == sorted(
+            (x, y) for x in TWO["params"] for y in TWO["params"])
+        cmp.rows = [r for r in cmp.rows if r.params_a == r.params_b]
     assert len(cmp.rows) == len(set(TWO[column]))
     assert all(r.pairs == 3 and r.mean_diff == pytest.approx(-0.05) for r in cmp.rows)
 

@@ -178,14 +178,14 @@ def paired_comparison(frame: pd.DataFrame, a: str, b: str, *,
     ok = ok.assign(**{c: ok[c].round(9) for c in numeric if c != "repetition"})
     sa, sb = _settings(ok, a), _settings(ok, b)
     rows = []
+    at = keys.index("params") + 1          # A's and B's parameters differ: shown, not matched
     for ka, reps_a in sa.items():
         for kb, reps_b in sb.items():
-            if not all(_match(x, y) for x, y in zip(ka, kb)):
+            if not all(_match(x, y) for i, (x, y) in enumerate(zip(ka, kb)) if i != at):
                 continue
             setting = {c: (y if isinstance(x, float) and math.isnan(x) else x)
                        for c, x, y in zip(["metric", *keys], ka, kb)}
-            rows.append(_row(setting, ka[keys.index("params") + 1],
-                             kb[keys.index("params") + 1], reps_a, reps_b, a, b))
+            rows.append(_row(setting, ka[at], kb[at], reps_a, reps_b, a, b))
     datasets = {d: i for i, d in enumerate(dict.fromkeys(ok["dataset"]))}
     metrics = {m: i for i, m in enumerate(dict.fromkeys(ok["metric"]))}
     shown = [c for c in numeric if c != "repetition"]

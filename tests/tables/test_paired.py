@@ -245,3 +245,14 @@ def test_settings_that_differ_in_labelled_ratio_are_never_merged():
     assert "| iris | 10% | p@1 | 3 |" in md and "| iris | 100% | p@1 | 3 |" in md
     assert pd.read_csv(pd.io.common.StringIO(render_paired_csv(cmp)))[
         "labelled_ratio"].tolist() == [0.1, 1.0]
+
+
+def test_methods_with_different_parameters_are_paired():
+    rows = []
+    for rep, (x, y) in enumerate(zip(LSVV, SRM)):
+        rows += [row("LEML-SQ", rep, "p@1", x, params={"loss": "squared", "max_iter": 10}),
+                 row("BR-SQ", rep, "p@1", y, params={"loss": "squared"})]
+    (r,) = paired_comparison(pd.DataFrame(rows), "LEML-SQ", "BR-SQ").rows
+    assert r.pairs == 6 and r.t_pvalue == stats.ttest_rel(LSVV, SRM).pvalue
+    assert (r.params_a, r.params_b) == ('{"loss": "squared", "max_iter": 10}',
+                                        '{"loss": "squared"}')
