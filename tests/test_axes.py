@@ -69,8 +69,11 @@ def test_every_sweep_axis_is_in_descriptions_specs_figures_and_paired_csv():
         assert f"{a.short}=" in cell.describe()
         assert a.column in FIGURE_X and a.column in CSV_COLUMNS
         assert a.column in {col for col, *_ in plot.SETTINGS}
+    from mlx.tables import own
+
     for a in SPEC_AXES:
-        assert a.spec in NUMERIC_AXES and a.spec in SPEC_LAYOUT_AXES
+        assert a.spec in NUMERIC_AXES and a.spec in SPEC_LAYOUT_AXES and a.spec in own.OWN_AXES
+        assert a.column in {col for col, _ in own.SETTING_COLUMNS}
 
 
 @pytest.mark.parametrize("column", list(TWO))

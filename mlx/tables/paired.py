@@ -37,7 +37,8 @@ import pandas as pd
 from mlx.axes import AXES, SWEEP_AXES, axis, setting_columns
 from mlx.errors import ConfigError, UnknownNameError
 
-__all__ = ["PairedRow", "PairedComparison", "parse_pair", "paired_pvalues",
+__all__ = ["PairedRow", "PairedComparison", "parse_pair", "paired_pvalues", "draw_pvalues",
+           "draw_of",
            "paired_comparison", "render_paired_markdown", "render_paired_csv", "write_paired"]
 
 CSV_COLUMNS = ["dataset", *(a.column for a in SWEEP_AXES), "metric", "label_a", "label_b",
@@ -117,7 +118,7 @@ def _keys() -> list[str]:
     return [c for c in setting_columns() if c != "label"]
 
 
-def _draw(row) -> tuple | None:
+def draw_of(row) -> tuple | None:
     """What a repetition drew: its split, label mask/labelled rows and validation rows.
 
     None when the results.csv does not record them (each repetition then counts as its own
@@ -139,7 +140,7 @@ def _settings(ok: pd.DataFrame, label: str) -> dict:
     for key, group in rows.groupby(["metric", *_keys()], sort=False, dropna=False):
         reps = {}
         for rep, g in group.groupby("repetition"):
-            reps[rep] = (float(g["value"].mean()), _draw(g.iloc[0]))
+            reps[rep] = (float(g["value"].mean()), draw_of(g.iloc[0]))
         out[key] = reps
     return out
 
@@ -214,36 +215,43 @@ def _row(setting: dict, pa, pb, reps_a: dict, reps_b: dict, a: str, b: str) -> P
     if common:
         mean_a, mean_b = float(np.mean(xa)), float(np.mean(xb))
         diff = float(np.mean(np.subtract(xa, xb)))
-        # Repetitions that drew the same split, label mask and validation rows for both
-        # methods are one observation, not several: they differ at most by the methods'
-        # seeds, which says nothing about the data.
-        observations: dict = {}
-        for r, x, y in zip(common, xa, xb):
-            da, db = reps_a[r][1], reps_b[r][1]
-            key = ("rep", r) if da is None or db is None else (da, db)
-            observations.setdefault(key, []).append((x, y))
-        draws = len(observations)
-        if draws < len(common):
-            ya = [float(np.mean([x for x, _ in v])) for v in observations.values()]
-            yb = [float(np.mean([y for _, y in v])) for v in observations.values()]
-            if draws < 2:
-                notes.append(f"{NA}: the {len(common)} repetitions are one draw (same split, "
-                             f"label mask and validation rows): one observation, no test")
-            else:
-                notes.append(f"the {len(common)} repetitions are {draws} distinct draws (same "
-                             f"split, label mask and validation rows): tested on {draws}")
-                t, w, note = paired_pvalues(ya, yb)
-                if note:
-                    notes.append(note)
-        else:
-            t, w, note = paired_pvalues(xa, xb)
-            if note:
-                notes.append(note)
+        t, w, draws, more = draw_pvalues(xa, xb, [(reps_a[r][1], reps_b[r][1]) for r in common])
+        notes += more
     return PairedRow(setting["dataset"], setting["metric"],
                      {c: _none(setting[c]) for c in setting if c not in
                       ("dataset", "metric", "params")},
                      pa, pb, len(reps_a), len(reps_b), len(common), draws, mean_a, mean_b,
                      diff, t, w, "; ".join(notes))
+
+
+def draw_pvalues(xa, xb, draws) -> tuple[float | None, float | None, int, list]:
+    """(t-test p, Wilcoxon p, number of distinct draws, notes) of paired samples, counting
+    pairs of one draw once.
+
+    ``draws[i]`` is what pair ``i`` drew -- ``(draw of A, draw of B)`` as :func:`draw_of`
+    gives them, None where unknown (the pair counts as its own draw). Repetitions that drew
+    the same split, label mask and validation rows for both methods are one observation
+    (their mean), not several: they differ at most by the methods' seeds, which says
+    nothing about the data. With fewer than 2 observations both p-values are None.
+    """
+    observations: dict = {}
+    for i, (x, y, d) in enumerate(zip(xa, xb, draws)):
+        key = ("pair", i) if d is None or None in d else d
+        observations.setdefault(key, []).append((x, y))
+    n = len(observations)
+    notes = []
+    if n == len(xa):
+        t, w, note = paired_pvalues(xa, xb)
+        return t, w, n, [note] if note else []
+    ya = [float(np.mean([x for x, _ in v])) for v in observations.values()]
+    yb = [float(np.mean([y for _, y in v])) for v in observations.values()]
+    if n < 2:
+        return None, None, n, [f"{NA}: the {len(xa)} repetitions are one draw (same split, "
+                               f"label mask and validation rows): one observation, no test"]
+    notes.append(f"the {len(xa)} repetitions are {n} distinct draws (same split, label mask "
+                 f"and validation rows): tested on {n}")
+    t, w, note = paired_pvalues(ya, yb)
+    return t, w, n, notes + ([note] if note else [])
 
 
 def _none(v):
