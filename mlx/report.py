@@ -334,7 +334,7 @@ def _paper_comparisons(part: RunPart, percent: bool | None = None) -> list[tuple
         except MlxError:
             continue
         c = rendered.counts()
-        if c["within"] + c["worse"] + c["compared"] == 0:
+        if c["within"] + c["better"] + c["worse"] + c["compared"] == 0:
             continue
         body = render_html(rendered)
         if notes:
@@ -539,7 +539,8 @@ table.sortable th:after{content:" \\2195";color:#bbb;font-size:11px}
 table.sortable th.asc:after{content:" \\2191";color:#333}
 table.sortable th.desc:after{content:" \\2193";color:#333}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-td.worse,td.state-worse{background:#fdecea}td.state-ok{background:#eef8ee}
+td.worse,td.state-worse{background:#fdecea}td.state-within{background:#eef8ee}
+td.state-better{background:#e8f0fb}
 td.state-np,td.state-not-run{color:#888}
 tbody tr:hover{background:#f7f7fb}
 .tablebox,.scroll{overflow-x:auto}.filter{width:340px;padding:4px 6px;margin:4px 0}

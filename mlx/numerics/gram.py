@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -19,7 +20,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-__all__ = ["GramEigen", "GramEigenCache", "content_key", "gram_eigen", "solve_sylvester_eig",
+__all__ = ["GramEigen", "GramEigenCache", "clear_all_caches", "content_key", "gram_eigen", "solve_sylvester_eig",
            "solve_sylvester_rotated"]
 
 
@@ -66,6 +67,19 @@ def content_key(X: sp.csr_matrix) -> tuple:
     return (X.shape, X.nnz, X.indptr.dtype.str, X.indices.dtype.str, h.hexdigest())
 
 
+_CACHES: weakref.WeakSet = weakref.WeakSet()
+
+
+def clear_all_caches() -> None:
+    """Empty every :class:`GramEigenCache` of this process.
+
+    The runner calls it before it times a cell's final fit, so that ``fit_seconds`` is a
+    cold fit whatever ran before in the same worker (another rank or regularisation on the
+    same data would otherwise hand the fit its ``X'X`` eigendecomposition for free)."""
+    for cache in list(_CACHES):
+        cache.clear()
+
+
 class GramEigenCache:
     """A bounded, thread-safe LRU cache of :func:`gram_eigen` results keyed by content.
 
@@ -94,6 +108,7 @@ class GramEigenCache:
         self.misses = 0
         self._entries: OrderedDict[tuple, GramEigen] = OrderedDict()
         self._lock = threading.Lock()
+        _CACHES.add(self)
 
     def get(self, X) -> GramEigen:
         """The eigendecomposition of ``X'X``, from the cache when ``X``'s content was seen."""

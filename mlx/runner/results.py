@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mlx.axes import AXES
 from mlx.io import atomic_write_text
 from mlx.lazy import lazy_module
 
@@ -101,15 +102,11 @@ def records_to_frame(cells, records: dict, run_id: str) -> pd.DataFrame:
         rec = records[cell.cell_id()]
         base = {
             "run_id": run_id, "cell_id": cell.cell_id(), "experiment": cell.experiment,
+            **{ax.column: getattr(cell, ax.name) for ax in AXES},   # every sweep axis
             "dataset": cell.dataset.name, "task": cell.task, "method": cell.method,
-            "label": cell.label,
-            "params": cell.params,
             "selected": json.dumps(rec["selected"], sort_keys=True) if rec.get("selected") else "",
             "preprocess": _steps_text(cell, rec),
-            "rank_ratio": cell.rank_ratio,
             "rank": rec.get("rank") if rec.get("rank") is not None else cell.rank,
-            "observed_ratio": cell.observed_ratio, "labelled_ratio": cell.labelled_ratio,
-            "repetition": cell.repetition,
             "seed": rec.get("seed"), "status": rec["status"], "message": rec.get("message", ""),
             "converged": _short(rec.get("converged")), "n_iter": _short(rec.get("n_iter")),
             "split_fingerprint": rec.get("split_fingerprint") or "official",
@@ -307,24 +304,27 @@ def wide_table(frame: pd.DataFrame, *, split: str = "test",
 
     from mlx.metrics import parse_metric
 
+    from mlx.axes import SWEEP_AXES, setting_columns
+
     frame = frame.copy()
-    for col in ("rank_ratio", "rank", "observed_ratio", "labelled_ratio"):
-        if col not in frame:
-            frame[col] = 1.0 if col == "labelled_ratio" else None
-        frame[col] = pd.to_numeric(frame[col], errors="coerce")
-    for col in ("selected", "candidate", "converged", "cell_seconds", "method"):
+    for ax in SWEEP_AXES:
+        if ax.column not in frame:
+            frame[ax.column] = ax.default
+        frame[ax.column] = pd.to_numeric(frame[ax.column], errors="coerce")
+    for col in ("selected", "candidate", "converged", "cell_seconds", "method", "dataset"):
         if col not in frame:
             frame[col] = None
     absolute = frame["rank_ratio"].isna()
     frame["_rank"] = frame["rank"].where(absolute)          # k shown only for absolute ranks
-    frame["_key"] = [
-        "\x1f".join(str(v) for v in t)
-        for t in zip(frame["label"], frame["params"], frame["rank_ratio"], frame["_rank"],
-                     frame["observed_ratio"], frame["labelled_ratio"])]
+    # One row per setting: every setting axis of mlx.axes (never pooled over any of them);
+    # the rank only where it is absolute (else it follows from k/L, and a skipped cell has none).
+    frame["_key"] = ["\x1f".join(str(v) for v in t) for t in zip(
+        *(frame["_rank" if c == "rank" else c] for c in setting_columns()))]
     ok = frame[(frame["status"] == "ok") & (frame["split"] == split)]
     validation = frame[frame["split"] == VALIDATION]
     metric_order = list(dict.fromkeys(ok["metric"]))
     show_params = frame.groupby("label")["params"].nunique().gt(1).any()
+    show_dataset = frame["dataset"].nunique() > 1
     baseline = {}
     for metric in metric_order:
         rows_c = ok[(ok["method"] == "constant") & (ok["metric"] == metric)]
@@ -342,6 +342,8 @@ def wide_table(frame: pd.DataFrame, *, split: str = "test",
         sub = ok[ok["_key"] == key]
         first = group.iloc[0]
         row = {"method": first["label"]}
+        if show_dataset:
+            row["dataset"] = first["dataset"]
         if show_params:
             row["params"] = _param_summary(first["params"])
         row["k/L"] = "" if pd.isna(first["rank_ratio"]) else f"{first['rank_ratio']:g}"
@@ -411,7 +413,7 @@ def _param_summary(params_json: str) -> str:
 def to_markdown(table: pd.DataFrame) -> str:
     cols = list(table.columns)
     lines = ["| " + " | ".join(cols) + " |",
-             "|" + "|".join("---" if c in ("method", "params") else "---:" for c in cols) + "|"]
+             "|" + "|".join("---" if c in ("method", "dataset", "params") else "---:" for c in cols) + "|"]
     for _, r in table.iterrows():
         lines.append("| " + " | ".join(str(r[c]) for c in cols) + " |")
     return "\n".join(lines) + "\n"

@@ -14,6 +14,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from mlx.axes import SWEEP_AXES
 from mlx.config import Config
 from mlx.errors import ConfigError
 from mlx.methods import METHODS
@@ -112,14 +113,10 @@ class Cell:
 
     def describe(self) -> str:
         parts = []
-        if self.rank_ratio is not None:
-            parts.append(f"k/L={self.rank_ratio:g}")
-        if self.rank is not None:
-            parts.append(f"k={self.rank}")
-        if self.observed_ratio < 1:
-            parts.append(f"obs={self.observed_ratio:g}")
-        if self.labelled_ratio < 1:
-            parts.append(f"labelled={self.labelled_ratio:g}")
+        for ax in SWEEP_AXES:          # the swept values, where they differ from the default
+            value = getattr(self, ax.name)
+            if value is not None and value != ax.default:
+                parts.append(f"{ax.short}={value:g}")
         parts += [f"{k}={v}" for k, v in json.loads(self.grid_point).items()]
         parts.append(f"rep={self.repetition}")
         return f"{self.label}[{','.join(parts)}]"

@@ -5,10 +5,11 @@ directory or a results path); rows with ``split == "validation"`` (selection
 candidates) are dropped on reading. Every cell shows ``ours / published (ours -
 published)`` in the display unit of its metric (``ours (sd) / ...`` with more than one
 repetition): published values are divided by their
-``scale`` and both are multiplied by the unit's factor. A cell is marked ``▼`` when we
-are worse than the paper by more than the tolerance, ``n/p`` when the paper has no
-value and ``—`` when we have no result yet (or the run's status, e.g. ``skipped``);
-none of these is ever shown as a number.
+``scale`` and both are multiplied by the unit's factor. A cell is *within* ±tolerance of
+the paper, or marked ``▲`` when we are better than the paper by more than the tolerance
+and ``▼`` when we are worse by more than it (lower is better for losses, errors and
+times); ``n/p`` when the paper has no value and ``—`` when we have no result yet (or the
+run's status, e.g. ``skipped``); none of these is ever shown as a number.
 """
 
 from __future__ import annotations
@@ -22,17 +23,19 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from mlx.axes import SETTING_AXES, SPEC_AXES, SWEEP_AXES, by_spec
 from mlx.errors import ConfigError, MlxError
 from mlx.tables.published import published
 from mlx.tables.spec import (AXIS_TITLES, NUMERIC_AXES, PSEUDO_METRICS, MetricStyle, Series,
                              TableSpec, fmt_axis)
 
-__all__ = ["NOT_RUN", "WORSE", "NP", "Source", "TableCell", "Block", "RenderedTable",
+__all__ = ["NOT_RUN", "WORSE", "BETTER", "NP", "judge", "Source", "TableCell", "Block", "RenderedTable",
            "config_output", "read_sources", "ours_frame", "params_dict", "select_rows",
            "build_table"]
 
 NOT_RUN = "—"
 WORSE = "▼"
+BETTER = "▲"
 NP = "n/p"
 _EPS = 1e-9
 
@@ -98,11 +101,14 @@ def ours_frame(sources: list[Source], aliases: dict | None = None) -> pd.DataFra
         frames.append(f)
     if not frames:
         return pd.DataFrame(columns=["_source", "cell_id", "dataset", "method", "label", "params",
-                                     "rank_ratio", "rank", "observed_ratio", "repetition",
+                                     *(ax.column for ax in SWEEP_AXES), "repetition",
                                      "split", "metric", "value", "status", "message",
                                      "fit_seconds", "_params"])
     frame = pd.concat(frames, ignore_index=True)
-    for col in ("rank_ratio", "rank", "observed_ratio", "value", "fit_seconds"):
+    for ax in SWEEP_AXES:
+        if ax.column not in frame:           # a results.csv older than the axis
+            frame[ax.column] = ax.default
+    for col in (*(ax.column for ax in SWEEP_AXES), "value", "fit_seconds"):
         frame[col] = pd.to_numeric(frame[col], errors="coerce")
     for col in ("split", "metric", "message", "status", "label", "method", "dataset", "params"):
         frame[col] = frame[col].fillna("").astype(str)
@@ -139,7 +145,8 @@ class TableCell:
     published: float | None
     published_std: float | None
     table: str
-    state: str                 # ok, worse, compared, n/p, not run, empty, or a run status
+    state: str                 # within, better, worse, compared, n/p, not run, empty, or a
+    #                            run status
 
     @property
     def diff(self) -> float | None:
@@ -162,9 +169,11 @@ class TableCell:
             return f"{ours} / {pub}"
         diff = m.fmt_diff(self.diff)
         if latex:
-            mark = r" $\blacktriangledown$" if self.state == "worse" else ""
+            mark = {"worse": r" $\blacktriangledown$", "better": r" $\blacktriangle$"}.get(
+                self.state, "")
             return f"{ours} / {pub} {{\\scriptsize ({diff})}}{mark}"
-        return f"{ours} / {pub} ({diff})" + (f" {WORSE}" if self.state == "worse" else "")
+        mark = {"worse": f" {WORSE}", "better": f" {BETTER}"}.get(self.state, "")
+        return f"{ours} / {pub} ({diff})" + mark
 
 
 @dataclass
@@ -185,12 +194,11 @@ class RenderedTable:
     sources: list
 
     def counts(self) -> dict:
-        c = {"within": 0, "worse": 0, "compared": 0, "np": 0, "not_run": 0, "status": 0}
+        c = {"within": 0, "better": 0, "worse": 0, "compared": 0, "np": 0, "not_run": 0,
+             "status": 0}
         for cell in self.cells:
-            if cell.state == "ok":
-                c["within"] += 1
-            elif cell.state == "worse":
-                c["worse"] += 1
+            if cell.state in ("within", "better", "worse"):
+                c[cell.state] += 1
             elif cell.state == "compared":
                 c["compared"] += 1
             elif cell.state == NP:
@@ -200,6 +208,16 @@ class RenderedTable:
             elif cell.state != "empty":
                 c["status"] += 1
         return c
+
+
+def judge(diff: float, tolerance: float, higher_is_better: bool) -> str:
+    """``within`` ±tolerance of the paper, else ``better`` or ``worse`` beyond it.
+
+    ``diff`` is ours − published; for a metric where lower is better (Hamming loss, error,
+    RMSE, time) a negative difference is the better one."""
+    if abs(diff) <= tolerance + _EPS:
+        return "within"
+    return "better" if (diff > 0) == higher_is_better else "worse"
 
 
 def _close(a, b) -> bool:
@@ -258,8 +276,8 @@ def _axis_domain(axis: str, spec: TableSpec, pub: pd.DataFrame, ours: pd.DataFra
         return tuple(dict.fromkeys(list(pub["dataset"]) + list(ours["dataset"])))
     if axis == "variant":
         return tuple(dict.fromkeys(v for v in pub["variant"] if v))
-    col = {"k_over_L": "rank_ratio", "observed": "observed_ratio", "k": "rank"}[axis]
-    values = list(pub[axis].dropna()) + list(ours[col].dropna())
+    col = by_spec(axis).column
+    values = list(pub[axis].dropna() if axis in pub else []) + list(ours[col].dropna())
     out = []
     for v in sorted(values):
         if not out or not _close(out[-1], v):
@@ -277,7 +295,7 @@ def _published_value(pub: pd.DataFrame, spec: TableSpec, series: Series, key: di
     if "variant" in key:
         mask &= pub["variant"] == key["variant"]
     for axis in NUMERIC_AXES:  # a published value that leaves an axis open fits any value
-        if axis in key:
+        if axis in key and axis in pub:
             mask &= pub[axis].isna() | ((pub[axis] - key[axis]).abs() < _EPS)
     rows = pub[mask]
     if not len(rows):
@@ -292,12 +310,10 @@ def _our_rows(ours: pd.DataFrame, spec: TableSpec, series: Series, key: dict) ->
     f = f[f["dataset"] == key["dataset"]]
     if "variant" in key:
         f = _select_variant(f, spec, key["variant"], spec_variants(spec))
-    if "k_over_L" in key:  # a method without a rank (BR) matches every k/L, as in the paper
-        f = f[f["rank_ratio"].isna() | ((f["rank_ratio"] - key["k_over_L"]).abs() < _EPS)]
-    if "observed" in key:
-        f = f[(f["observed_ratio"] - key["observed"]).abs() < _EPS]
-    if "k" in key:  # likewise every absolute rank
-        f = f[f["rank"].isna() | ((f["rank"] - key["k"]).abs() < _EPS)]
+    for ax in SPEC_AXES:
+        if ax.spec in key:  # a row without the axis (BR has no rank) matches every value
+            col = f[ax.column]
+            f = f[col.isna() | ((col - key[ax.spec]).abs() < _EPS)]
     return f
 
 
@@ -311,13 +327,14 @@ def _our_value(rows: pd.DataFrame, metric: str, spec: TableSpec, series: Series,
         vals = ok[(ok["metric"] == metric) & (ok["split"] == "test")]
     vals = vals[vals["value"].notna()]
     if len(vals):
+        where = ", ".join(f"{AXIS_TITLES[a]}={fmt_axis(a, v)}" for a, v in key.items()
+                          if a != "metric")
         if vals["params"].nunique() > 1:
-            where = ", ".join(f"{AXIS_TITLES[a]}={fmt_axis(a, v)}" for a, v in key.items()
-                              if a != "metric")
             p = sorted(vals["params"].unique())
             raise MlxError(f"{spec.source}: series {series.name!r} matches results with different "
                            f"parameters ({p[0]}; {p[1]}) at {where}; add 'ours: {{params: ...}}' "
                            f"to the series to choose one")
+        _refuse_pooling(vals, spec, series, where)
         per_rep = vals.groupby(["_source", "repetition"])["value"].mean()
         std = float(per_rep.std(ddof=1)) if len(per_rep) > 1 else None
         return float(per_rep.mean()), std, len(per_rep), "ok"
@@ -326,6 +343,30 @@ def _our_value(rows: pd.DataFrame, metric: str, spec: TableSpec, series: Series,
         if statuses:
             return None, None, 0, "/".join(statuses)
     return None, None, 0, "not run"
+
+
+def _refuse_pooling(vals: pd.DataFrame, spec: TableSpec, series: Series, where: str) -> None:
+    """A cell never pools unlike settings: results that differ in a setting axis the spec
+    leaves open (say the observed ratio, with runs at 100% and 20%) are an error naming
+    the axis, not a mean shown as if it were a spread over repetitions."""
+    for ax in SETTING_AXES:
+        if ax.column in ("dataset", "params"):     # the key / the error above
+            continue
+        values = vals[ax.column].dropna()
+        if ax.numeric:
+            values = values.astype(float).round(9)
+        distinct = sorted(values.unique(), key=str)
+        if len(distinct) < 2:
+            continue
+        shown = ", ".join(ax.fmt(v) if ax.numeric else str(v) for v in distinct)
+        if ax.spec:
+            fix = (f"add '{ax.spec}' to layout.blocks, rows or columns, or fix it with "
+                   f"axes.{ax.spec}: [value]")
+        else:
+            fix = f"select one with 'ours: {{{ax.column}: ...}}' in the series"
+        raise ConfigError(spec.source, "layout",
+                          f"series {series.name!r} would pool results of {len(distinct)} "
+                          f"{ax.title} values ({shown}) at {where}; {fix}")
 
 
 def build_table(spec: TableSpec, sources: list[Source], *, ours: pd.DataFrame | None = None
@@ -372,13 +413,8 @@ def build_table(spec: TableSpec, sources: list[Source], *, ours: pd.DataFrame | 
             oval *= style.factor
             ostd = None if ostd is None else ostd * style.factor
         if oval is not None and pval is not None:
-            if style.tolerance is None:
-                state = "compared"
-            else:
-                d = oval - pval
-                worse = d < -style.tolerance - _EPS if style.higher_is_better \
-                    else d > style.tolerance + _EPS
-                state = "worse" if worse else "ok"
+            state = "compared" if style.tolerance is None else \
+                judge(oval - pval, style.tolerance, style.higher_is_better)
         elif oval is not None:
             state = NP
         elif state == "not run" and pval is None:
@@ -413,7 +449,7 @@ def _block_title(spec: TableSpec, bdict: dict) -> str:
     for axis, value in bdict.items():
         if axis == "metric":
             parts.append(spec.metric(value).heading())
-        elif axis in ("k_over_L", "observed", "k"):
+        elif axis in NUMERIC_AXES:
             parts.append(f"{AXIS_TITLES[axis]} = {fmt_axis(axis, value)}")
         else:
             parts.append(str(value))

@@ -24,8 +24,8 @@ def _is_spec(target: str) -> bool:
 
 PAIRED_HELP = ("test method A against method B (result labels), paired by repetition "
                "on the test split: mean difference, paired t-test and Wilcoxon signed-rank "
-               "p-values per dataset, metric, k/L and observed ratio; printed, and written "
-               "to paired-A-vs-B.md/.csv")
+               "p-values per dataset, metric and setting (every sweep axis); repetitions of one "
+               "draw count once (n/a below 2); printed, and written to paired-A-vs-B.md/.csv")
 
 
 def _paired(frame, pair: str | None, source: str):
@@ -195,7 +195,8 @@ def compare(results, paper, tables, metrics, output_dir, paired, percent):
     """Compare any results directory (or results.csv) with a paper's published numbers.
 
     Rows are matched automatically by dataset, method (result label such as LEML-SQ,
-    else method and its loss parameter), k/L, observed ratio and metric.
+    else method and its loss parameter), metric, k/L or k, observed and labelled ratio (an
+    axis with several values becomes a row axis).
     """
     from mlx.tables.build import Source, build_table
     from mlx.tables.compare import compare_spec

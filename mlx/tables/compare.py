@@ -2,13 +2,15 @@
 
 :func:`compare_spec` builds a table spec for ``mlx compare RESULTS --paper P``: rows are
 matched by dataset, method (a result label such as ``LEML-SQ``, else the registry method
-and its ``loss`` parameter), k/L, observed ratio and metric.
+and its ``loss`` parameter), metric and every numeric axis of :mod:`mlx.axes` (k/L or k,
+observed and labelled ratio); an axis with several values becomes a row axis.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
+from mlx.axes import SPEC_AXES
 from mlx.errors import ConfigError, MlxError, UnknownNameError
 from mlx.tables.build import params_dict
 from mlx.tables.published import paper_name, papers, published
@@ -123,20 +125,22 @@ def compare_spec(frame: pd.DataFrame, paper: str, *, tables=None, metrics=None,
     # Prefer the fuller (appendix) tables where two tables print the same setting.
     order = pub.groupby("table").size().sort_values(ascending=False, kind="stable").index.tolist()
     rows, axes = ["dataset"], {"dataset": datasets}
-    f = frame.assign(rank_ratio=pd.to_numeric(frame["rank_ratio"], errors="coerce"),
-                     observed_ratio=pd.to_numeric(frame["observed_ratio"], errors="coerce"),
-                     rank=pd.to_numeric(frame["rank"], errors="coerce"))
+    f = frame.assign(**{ax.column: pd.to_numeric(frame[ax.column], errors="coerce")
+                        if ax.column in frame else ax.default for ax in SPEC_AXES})
     scope = pub[pub["dataset"].isin(datasets)]
     rank_axis = "k_over_L"
     if len(scope) and scope["k_over_L"].isna().all() and scope["k"].notna().any():
         rank_axis = "k"
-    for axis, col in ((rank_axis, "rank_ratio" if rank_axis == "k_over_L" else "rank"),
-                      ("observed", "observed_ratio")):
-        vals = sorted(set(f[col].dropna().round(9)))
+    # Every numeric setting axis of mlx.axes: a row axis when we ran several values (never
+    # pooled), else fixed at the one we ran. One of k/L and k stands for the rank.
+    for ax in SPEC_AXES:
+        if ax.spec in ("k_over_L", "k") and ax.spec != rank_axis:
+            continue
+        vals = sorted(set(f[ax.column].dropna().astype(float).round(9)))
         if len(vals) > 1:
-            rows.append(axis)
+            rows.append(ax.spec)
         if vals:  # only the settings we ran
-            axes[axis] = tuple(float(v) for v in vals)
+            axes[ax.spec] = tuple(float(v) for v in vals)
     columns = ["series"]
     variants = [v for v in dict.fromkeys(scope["variant"]) if v]
     if variants:

@@ -2,11 +2,12 @@
 
 A spec whose ``paper`` is absent (or ``none``) lays out any results, with no published
 values: rows and columns over the axes ``series`` (result labels), ``dataset``,
-``metric``, ``k_over_L``, ``observed`` and ``k``, several datasets side by side. Each cell
-is the mean ± standard deviation (ddof=1) over repetitions; the best mean of each column
+``metric`` and the numeric sweep axes of :mod:`mlx.axes` (``k_over_L``, ``observed``,
+``labelled``, ``k``), several datasets side by side. Each cell is the mean ± standard deviation (ddof=1) over repetitions; the best mean of each column
 of a block (by the metric's direction) is bold; with ``baseline: LABEL`` every other
 series is tested against the baseline, paired by repetition on the same dataset and
-setting (:func:`mlx.tables.paired.paired_pvalues`, two-sided paired t-test): ``↑`` marks
+setting (:func:`mlx.tables.paired.draw_pvalues`, two-sided paired t-test; repetitions of
+one draw count once, so an official split gives no test): ``↑`` marks
 a significantly better mean and ``↓`` a significantly worse one at ``alpha`` (0.05).
 ``percent: true`` shows every metric that lies in [0, 1] (top-k accuracy, nDCG, AUC,
 Hamming loss, F1, error) in percent; otherwise as fractions.
@@ -30,8 +31,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from mlx.axes import SPEC_AXES
 from mlx.errors import ConfigError, MlxError, UnknownNameError
-from mlx.tables.spec import AXIS_TITLES, Series, fmt_axis, metric_style, parse_layout
+from mlx.tables.spec import (AXIS_TITLES, NUMERIC_AXES, Series, fmt_axis, metric_style,
+                             parse_layout)
 from mlx.validation import as_str_list, check_keys, read_yaml
 
 __all__ = ["OwnSpec", "is_own_spec", "load_own_spec", "build_own", "render_own_markdown",
@@ -40,7 +43,7 @@ __all__ = ["OwnSpec", "is_own_spec", "load_own_spec", "build_own", "render_own_m
 
 OWN_KEYS = ("name", "title", "description", "paper", "configs", "results", "series",
             "baseline", "alpha", "axes", "layout", "metrics", "percent", "dataset_aliases")
-OWN_AXES = ("metric", "dataset", "series", "k_over_L", "observed", "k")
+OWN_AXES = ("metric", "dataset", "series", *NUMERIC_AXES)   # the numeric ones: mlx.axes
 BETTER, WORSE_THAN_BASELINE = "↑", "↓"
 
 
@@ -121,7 +124,7 @@ def load_own_spec(path: str | os.PathLike, raw: dict | None = None) -> OwnSpec:
         opts.setdefault("format", ".2f" if opts["unit"] == "%" else ".4f")
         metrics.append(metric_style(str(name), opts, source=source))
     axes_node = raw.get("axes") or {}
-    check_keys(axes_node, ("dataset", "k_over_L", "observed", "k"), "axes", source)
+    check_keys(axes_node, ("dataset", *NUMERIC_AXES), "axes", source)
     axes = {a: tuple(float(v) if a != "dataset" else str(v)
                      for v in (vals if isinstance(vals, list) else [vals]))
             for a, vals in axes_node.items()}
@@ -171,16 +174,14 @@ def _matches(frame: pd.DataFrame, key: dict) -> pd.DataFrame:
     f = frame
     if "dataset" in key:
         f = f[f["dataset"] == key["dataset"]]
-    for axis, col in (("k_over_L", "rank_ratio"), ("k", "rank")):
-        if axis in key:   # a method without a rank appears at every rank
-            f = f[f[col].isna() | ((f[col] - key[axis]).abs() < 1e-9)]
-    if "observed" in key:
-        f = f[(f["observed_ratio"] - key["observed"]).abs() < 1e-9]
+    for ax in SPEC_AXES:
+        if ax.spec in key:   # a row without the axis (no rank) appears at every value
+            col = f[ax.column]
+            f = f[col.isna() | ((col - key[ax.spec]).abs() < 1e-9)]
     return f
 
 
-SETTING_COLUMNS = (("_source", "run"), ("rank_ratio", "k/L"), ("rank", "k"),
-                   ("observed_ratio", "observed"), ("labelled_ratio", "labelled"),
+SETTING_COLUMNS = (("_source", "run"), *((ax.column, ax.title) for ax in SPEC_AXES),
                    ("params", "params"))
 
 
@@ -204,7 +205,7 @@ def _per_rep(rows: pd.DataFrame, metric: str, *, what: str = "", source: str = "
 
 def build_own(spec: OwnSpec, sources) -> OwnTable:
     from mlx.tables.build import ours_frame, select_rows
-    from mlx.tables.paired import paired_pvalues
+    from mlx.tables.paired import draw_pvalues
 
     ours = ours_frame(sources, spec.dataset_aliases)
     series = list(spec.series) or [Series(label, {}, {"label": label})
@@ -216,9 +217,7 @@ def build_own(spec: OwnSpec, sources) -> OwnTable:
     by_name = {s.name: s for s in series}
     metric_by = {m.name: m for m in spec.metrics}
     domain = {"metric": [m.name for m in spec.metrics], "series": names}
-    for axis, col in (("dataset", "dataset"), ("k_over_L", "rank_ratio"), ("observed",
-                                                                          "observed_ratio"),
-                      ("k", "rank")):
+    for axis, col in (("dataset", "dataset"), *((ax.spec, ax.column) for ax in SPEC_AXES)):
         present = [v for v in dict.fromkeys(ours[col].dropna()) if v != ""]
         if axis != "dataset":
             present = sorted({round(float(v), 9) for v in present})
@@ -242,7 +241,7 @@ def build_own(spec: OwnSpec, sources) -> OwnTable:
             for ckey in columns:
                 key = {**fixed, **dict(zip(spec.blocks, bkey)), **dict(zip(spec.rows, rkey)),
                        **dict(zip(spec.columns, ckey))}
-                cell = _cell(ours, key, by_name, spec, select_rows, paired_pvalues)
+                cell = _cell(ours, key, by_name, spec, select_rows, draw_pvalues)
                 cell.style = metric_by[key["metric"]]
                 cells.append(cell)
             rows.append(([_axis_text(a, v, metric_by) for a, v in zip(spec.rows, rkey)],
@@ -260,7 +259,16 @@ def build_own(spec: OwnSpec, sources) -> OwnTable:
     return OwnTable(spec, blocks, columns, list(sources))
 
 
-def _cell(ours, key, by_name, spec, select_rows, paired_pvalues) -> OwnCell:
+def _draws(rows: pd.DataFrame, metric: str) -> dict:
+    """(run, repetition) -> what it drew (split, label mask, validation rows), for the paired
+    test: repetitions of one draw count once (:func:`mlx.tables.paired.draw_pvalues`)."""
+    from mlx.tables.paired import draw_of
+
+    vals = rows[(rows["status"] == "ok") & (rows["split"] == "test") & (rows["metric"] == metric)]
+    return {k: draw_of(g.iloc[0]) for k, g in vals.groupby(["_source", "repetition"])}
+
+
+def _cell(ours, key, by_name, spec, select_rows, draw_pvalues) -> OwnCell:
     series = by_name[key["series"]]
     rows = _matches(select_rows(ours, series), key)
     where = ", ".join(f"{AXIS_TITLES[a]} {v if isinstance(v, str) else fmt_axis(a, v)}"
@@ -273,11 +281,14 @@ def _cell(ours, key, by_name, spec, select_rows, paired_pvalues) -> OwnCell:
     cell = OwnCell(float(per_rep.mean()), float(per_rep.std(ddof=1)) if len(per_rep) > 1
                    else None, len(per_rep), "ok")
     if spec.baseline and key["series"] != spec.baseline:
-        base = _per_rep(_matches(select_rows(ours, by_name[spec.baseline]), key),
-                        key["metric"], what=f"baseline {spec.baseline!r}", source=spec.source)
+        base_rows = _matches(select_rows(ours, by_name[spec.baseline]), key)
+        base = _per_rep(base_rows, key["metric"], what=f"baseline {spec.baseline!r}",
+                        source=spec.source)
         common = per_rep.index.intersection(base.index)
         cell.pairs = len(common)
-        p, _, _ = paired_pvalues(per_rep[common].to_numpy(), base[common].to_numpy())
+        da, db = _draws(rows, key["metric"]), _draws(base_rows, key["metric"])
+        p, _, _, _ = draw_pvalues(per_rep[common].to_numpy(), base[common].to_numpy(),
+                                  [(da.get(i), db.get(i)) for i in common])
         cell.pvalue = p
         if p is not None and p < spec.alpha:
             hib = next(m for m in spec.metrics if m.name == key["metric"]).higher_is_better

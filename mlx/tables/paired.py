@@ -1,9 +1,10 @@
 """Paired significance tests between two methods of one results.csv.
 
 ``mlx table RESULTS --paired A,B`` (and ``mlx compare ... --paired A,B``) compares the
-methods labelled A and B setting by setting: for every (dataset, metric, k/L, observed
-ratio) where both have test results, their values are paired by ``repetition`` (a
-repetition index fixes the split and the label mask, whatever the method), and the
+methods labelled A and B setting by setting: for every value of every setting axis of
+:mod:`mlx.axes` (dataset, parameters, k/L or k, observed and labelled ratio) and metric
+where both have test results, their values are paired by ``repetition`` (a repetition
+index fixes the split and the label mask, whatever the method), and the
 table reports the number of pairs, both means over the paired repetitions, the mean
 difference A - B, the two-sided paired t-test p-value (:func:`scipy.stats.ttest_rel`)
 and the Wilcoxon signed-rank p-value (:func:`scipy.stats.wilcoxon`).
@@ -11,9 +12,15 @@ and the Wilcoxon signed-rank p-value (:func:`scipy.stats.wilcoxon`).
 Only ``split == "test"`` rows with status ``ok`` are read; ``validation`` rows (selection
 candidates) never are. A method without a rank (k/L empty, e.g. binary relevance) is
 paired with every k/L of the other, as in the paper tables. Repetitions that only one
-method has are left out, and the note says how many each had. With fewer than two pairs
-the p-values are n/a; when every difference is zero both p-values are 1 (scipy's tests
-are undefined there) and the note says so.
+method has are left out, and the note says how many each had.
+
+Pairs must be independent draws. Repetitions whose split, label mask (and labelled rows)
+and validation rows are the same for both methods -- the ``split_fingerprint``,
+``mask_fingerprint`` and ``validation_fingerprint`` columns of results.csv, e.g. every
+repetition of an official train/test split with all labels -- differ at most by the
+methods' seeds: they count as one observation (their mean). With fewer than two
+observations (or pairs) the p-values are n/a and the note says why; when every difference
+is zero both p-values are 1 (scipy's tests are undefined there) and the note says so.
 """
 
 from __future__ import annotations
@@ -27,14 +34,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from mlx.axes import AXES, SWEEP_AXES, axis, setting_columns
 from mlx.errors import ConfigError, UnknownNameError
 
-__all__ = ["PairedRow", "PairedComparison", "parse_pair", "paired_pvalues",
+__all__ = ["PairedRow", "PairedComparison", "parse_pair", "paired_pvalues", "draw_pvalues",
+           "draw_of",
            "paired_comparison", "render_paired_markdown", "render_paired_csv", "write_paired"]
 
-CSV_COLUMNS = ["dataset", "rank_ratio", "observed_ratio", "metric", "label_a", "label_b",
-               "params_a", "params_b", "repetitions_a", "repetitions_b", "pairs", "mean_a",
-               "mean_b", "mean_diff", "t_pvalue", "wilcoxon_pvalue", "note"]
+CSV_COLUMNS = ["dataset", *(a.column for a in SWEEP_AXES), "metric", "label_a", "label_b",
+               "params_a", "params_b", "repetitions_a", "repetitions_b", "pairs", "draws",
+               "mean_a", "mean_b", "mean_diff", "t_pvalue", "wilcoxon_pvalue", "note"]
+# What a repetition drew, besides the method's own seed (results.csv columns).
+DRAW_COLUMNS = ("split_fingerprint", "mask_fingerprint", "validation_fingerprint")
 NA = "n/a"
 ALL_ZERO = "all differences zero: p = 1"
 
@@ -45,19 +56,27 @@ class PairedRow:
 
     dataset: str
     metric: str
-    rank_ratio: float | None
-    observed_ratio: float | None
+    axes: dict                # results.csv column -> value of each numeric setting axis
     params_a: str
     params_b: str
     repetitions_a: int
     repetitions_b: int
     pairs: int
+    draws: int                # distinct (split, label mask, validation rows) among the pairs
     mean_a: float | None
     mean_b: float | None
     mean_diff: float | None
     t_pvalue: float | None
     wilcoxon_pvalue: float | None
     note: str
+
+    @property
+    def rank_ratio(self) -> float | None:
+        return self.axes.get("rank_ratio")
+
+    @property
+    def observed_ratio(self) -> float | None:
+        return self.axes.get("observed_ratio")
 
 
 @dataclass
@@ -94,24 +113,54 @@ def paired_pvalues(a, b) -> tuple[float | None, float | None, str]:
     return (None if math.isnan(t) else t), (None if math.isnan(w) else w), ""
 
 
+def _keys() -> list[str]:
+    """The columns that tell settings apart, besides the label (from :mod:`mlx.axes`)."""
+    return [c for c in setting_columns() if c != "label"]
+
+
+def draw_of(row) -> tuple | None:
+    """What a repetition drew: its split, label mask/labelled rows and validation rows.
+
+    None when the results.csv does not record them (each repetition then counts as its own
+    draw)."""
+    fps = [row.get(c) for c in DRAW_COLUMNS]
+    if all(_missing(v) for v in fps):
+        return None
+    return tuple("" if _missing(v) else str(v) for v in fps)
+
+
+def _missing(v) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
 def _settings(ok: pd.DataFrame, label: str) -> dict:
-    """(dataset, metric, observed, k/L, params) -> {repetition: mean value} of one label."""
+    """Setting key -> {repetition: (mean value, draw)} of one label."""
     out: dict = {}
     rows = ok[ok["label"] == label]
-    for key, group in rows.groupby(["dataset", "metric", "_obs", "_rr", "params"],
-                                   sort=False, dropna=False):
-        out[key] = group.groupby("repetition")["value"].mean().to_dict()
+    for key, group in rows.groupby(["metric", *_keys()], sort=False, dropna=False):
+        reps = {}
+        for rep, g in group.groupby("repetition"):
+            reps[rep] = (float(g["value"].mean()), draw_of(g.iloc[0]))
+        out[key] = reps
     return out
 
 
-def _same(x: float, y: float) -> bool:
-    return (math.isnan(x) and math.isnan(y)) or x == y
+def _match(x, y) -> bool:
+    """Two values of one axis match when equal, or when one side has none (a method
+    without a rank pairs with every k/L and k of the other, as in the paper tables)."""
+    if isinstance(x, float) and isinstance(y, float):
+        return math.isnan(x) or math.isnan(y) or x == y
+    return x == y
 
 
 def paired_comparison(frame: pd.DataFrame, a: str, b: str, *,
                       source: str = "results") -> PairedComparison:
     """Pair methods labelled ``a`` and ``b`` of ``frame`` (rows of a results.csv)."""
     f = frame.copy()
+    keys = _keys()
+    for ax in AXES:
+        if ax.column not in f:
+            f[ax.column] = ax.default
     for col in ("label", "params", "dataset", "metric", "split", "status"):
         f[col] = f[col].fillna("").astype(str)
     labels = [label for label in dict.fromkeys(f["label"]) if label]
@@ -119,36 +168,42 @@ def paired_comparison(frame: pd.DataFrame, a: str, b: str, *,
         if name not in labels:
             raise UnknownNameError("method label", name, labels, source=source,
                                    key_path="--paired")
-    for col in ("rank_ratio", "observed_ratio", "value", "repetition"):
-        f[col] = pd.to_numeric(f[col], errors="coerce")
+    numeric = [ax.column for ax in AXES if ax.numeric]
+    for col in ("value", *numeric):
+        f[col] = pd.to_numeric(f[col], errors="coerce").astype(float)
+    for col in DRAW_COLUMNS:
+        if col not in f:
+            f[col] = None
     ok = f[(f["status"] == "ok") & (f["split"] == "test") & (f["metric"] != "")
            & f["value"].notna() & f["repetition"].notna()]
-    ok = ok.assign(_rr=ok["rank_ratio"].round(9), _obs=ok["observed_ratio"].round(9))
+    ok = ok.assign(**{c: ok[c].round(9) for c in numeric if c != "repetition"})
     sa, sb = _settings(ok, a), _settings(ok, b)
     rows = []
-    for (dataset, metric, obs, rr, pa), reps_a in sa.items():
-        for (d2, m2, obs2, rr2, pb), reps_b in sb.items():
-            if (d2, m2) != (dataset, metric) or not _same(obs, obs2):
+    at = keys.index("params") + 1          # A's and B's parameters differ: shown, not matched
+    for ka, reps_a in sa.items():
+        for kb, reps_b in sb.items():
+            if not all(_match(x, y) for i, (x, y) in enumerate(zip(ka, kb)) if i != at):
                 continue
-            if not (math.isnan(rr) or math.isnan(rr2) or rr == rr2):
-                continue   # a method without a rank pairs with every k/L of the other
-            rows.append(_row(dataset, metric, rr2 if math.isnan(rr) else rr, obs, pa, pb,
-                             reps_a, reps_b, a, b))
+            setting = {c: (y if isinstance(x, float) and math.isnan(x) else x)
+                       for c, x, y in zip(["metric", *keys], ka, kb)}
+            rows.append(_row(setting, ka[at], kb[at], reps_a, reps_b, a, b))
     datasets = {d: i for i, d in enumerate(dict.fromkeys(ok["dataset"]))}
     metrics = {m: i for i, m in enumerate(dict.fromkeys(ok["metric"]))}
+    shown = [c for c in numeric if c != "repetition"]
 
     def order(r: PairedRow):
-        nums = [(v is None, v or 0.0) for v in (r.observed_ratio, r.rank_ratio)]
+        nums = [(r.axes.get(c) is None, r.axes.get(c) or 0.0)
+                for c in ("observed_ratio", "labelled_ratio", "rank_ratio", "rank")
+                if c in shown]
         return (datasets[r.dataset], metrics[r.metric], *nums, r.params_a, r.params_b)
 
     return PairedComparison(a, b, source, sorted(rows, key=order))
 
 
-def _row(dataset, metric, rr, obs, pa, pb, reps_a: dict, reps_b: dict, a: str, b: str
-         ) -> PairedRow:
+def _row(setting: dict, pa, pb, reps_a: dict, reps_b: dict, a: str, b: str) -> PairedRow:
     common = sorted(set(reps_a) & set(reps_b))
-    xa = [reps_a[r] for r in common]
-    xb = [reps_b[r] for r in common]
+    xa = [reps_a[r][0] for r in common]
+    xb = [reps_b[r][0] for r in common]
     notes = []
     if len(common) < max(len(reps_a), len(reps_b)):
         what = "no common repetitions" if not common else \
@@ -156,15 +211,51 @@ def _row(dataset, metric, rr, obs, pa, pb, reps_a: dict, reps_b: dict, a: str, b
         notes.append(f"{what} ({a}: {len(reps_a)}, {b}: {len(reps_b)})")
     t = w = None
     mean_a = mean_b = diff = None
+    draws = len(common)
     if common:
         mean_a, mean_b = float(np.mean(xa)), float(np.mean(xb))
         diff = float(np.mean(np.subtract(xa, xb)))
+        t, w, draws, more = draw_pvalues(xa, xb, [(reps_a[r][1], reps_b[r][1]) for r in common])
+        notes += more
+    return PairedRow(setting["dataset"], setting["metric"],
+                     {c: _none(setting[c]) for c in setting if c not in
+                      ("dataset", "metric", "params")},
+                     pa, pb, len(reps_a), len(reps_b), len(common), draws, mean_a, mean_b,
+                     diff, t, w, "; ".join(notes))
+
+
+def draw_pvalues(xa, xb, draws) -> tuple[float | None, float | None, int, list]:
+    """(t-test p, Wilcoxon p, number of distinct draws, notes) of paired samples, counting
+    pairs of one draw once.
+
+    ``draws[i]`` is what pair ``i`` drew -- ``(draw of A, draw of B)`` as :func:`draw_of`
+    gives them, None where unknown (the pair counts as its own draw). Repetitions that drew
+    the same split, label mask and validation rows for both methods are one observation
+    (their mean), not several: they differ at most by the methods' seeds, which says
+    nothing about the data. With fewer than 2 observations both p-values are None.
+    """
+    observations: dict = {}
+    for i, (x, y, d) in enumerate(zip(xa, xb, draws)):
+        key = ("pair", i) if d is None or None in d else d
+        observations.setdefault(key, []).append((x, y))
+    n = len(observations)
+    notes = []
+    if n == len(xa):
         t, w, note = paired_pvalues(xa, xb)
-        if note:
-            notes.append(note)
-    return PairedRow(dataset, metric, None if math.isnan(rr) else float(rr),
-                     None if math.isnan(obs) else float(obs), pa, pb, len(reps_a), len(reps_b),
-                     len(common), mean_a, mean_b, diff, t, w, "; ".join(notes))
+        return t, w, n, [note] if note else []
+    ya = [float(np.mean([x for x, _ in v])) for v in observations.values()]
+    yb = [float(np.mean([y for _, y in v])) for v in observations.values()]
+    if n < 2:
+        return None, None, n, [f"{NA}: the {len(xa)} repetitions are one draw (same split, "
+                               f"label mask and validation rows): one observation, no test"]
+    notes.append(f"the {len(xa)} repetitions are {n} distinct draws (same split, label mask "
+                 f"and validation rows): tested on {n}")
+    t, w, note = paired_pvalues(ya, yb)
+    return t, w, n, notes + ([note] if note else [])
+
+
+def _none(v):
+    return None if isinstance(v, float) and math.isnan(v) else v
 
 
 # ----------------------------------------------------------------------------- output
@@ -175,8 +266,15 @@ def _fmt(v: float | None, spec: str) -> str:
     return "+" + text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
-def _pct(v: float | None) -> str:
-    return "" if v is None else f"{v * 100:g}%"
+def _axis_text(r: PairedRow, column: str) -> str:
+    v = r.axes.get(column)
+    if v is None or (column == "rank" and r.axes.get("rank_ratio") is not None):
+        return ""          # k is shown for absolute ranks only (else it follows from k/L)
+    return axis(column).fmt(v)
+
+
+def _default_text(ax) -> str:
+    return "" if ax.default is None else ax.fmt(ax.default)
 
 
 def _params(text: str) -> str:
@@ -196,23 +294,23 @@ def render_paired_markdown(cmp: PairedComparison, *, heading_level: int = 2) -> 
     a, b = cmp.a, cmp.b
     lines = [f"{'#' * heading_level} Paired comparison: {a} vs {b} (test split)", ""]
     if not cmp.rows:
-        lines += [f"No setting (dataset, metric, k/L, observed ratio) has test results of both "
+        axes = ", ".join(ax.title for ax in AXES if ax.role == "setting" and ax.name != "label")
+        lines += [f"No setting ({axes}, metric) has test results of both "
                   f"{a} and {b} in {cmp.source}.", ""]
         return "\n".join(lines)
-    show_rr = any(r.rank_ratio is not None for r in cmp.rows)
-    show_obs = any(r.observed_ratio not in (None, 1.0) for r in cmp.rows)
+    shown = [ax for ax in SWEEP_AXES
+             if any(_axis_text(r, ax.column) not in ("", _default_text(ax)) for r in cmp.rows)]
     show_pa = len({r.params_a for r in cmp.rows}) > 1
     show_pb = len({r.params_b for r in cmp.rows}) > 1
-    heads = (["dataset"] + (["k/L"] if show_rr else []) + (["observed"] if show_obs else [])
+    heads = (["dataset"] + [ax.title for ax in shown]
              + ["metric"] + ([f"{a} params"] if show_pa else [])
              + ([f"{b} params"] if show_pb else [])
              + ["pairs", a, b, f"mean diff ({a} − {b})", "t-test p", "Wilcoxon p", "note"])
-    left = 1 + show_rr + show_obs + 1 + show_pa + show_pb
+    left = 1 + len(shown) + 1 + show_pa + show_pb
     lines.append("| " + " | ".join(heads) + " |")
     lines.append("|" + "|".join(["---"] * left + ["---:"] * 6 + ["---"]) + "|")
     for r in cmp.rows:
-        cells = ([r.dataset] + ([_pct(r.rank_ratio)] if show_rr else [])
-                 + ([_pct(r.observed_ratio)] if show_obs else []) + [r.metric]
+        cells = ([r.dataset] + [_axis_text(r, ax.column) for ax in shown] + [r.metric]
                  + ([_params(r.params_a)] if show_pa else [])
                  + ([_params(r.params_b)] if show_pb else [])
                  + [str(r.pairs), _fmt(r.mean_a, ".4f"), _fmt(r.mean_b, ".4f"),
@@ -221,6 +319,9 @@ def render_paired_markdown(cmp: PairedComparison, *, heading_level: int = 2) -> 
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", f"Pairs: repetitions (same split and label mask) where both {a} and {b} have "
                   f"a test result; means over those repetitions, on the results.csv scale. "
+                  f"Repetitions that drew the same split, label mask and validation rows "
+                  f"(results.csv fingerprints) are one observation: with fewer than 2 distinct "
+                  f"draws there is no test. "
                   f"p-values: two-sided paired t-test (scipy.stats.ttest_rel) and Wilcoxon "
                   f"signed-rank test (scipy.stats.wilcoxon); {NA} with fewer than 2 pairs, 1 "
                   f"when every difference is zero.", ""]
@@ -228,10 +329,10 @@ def render_paired_markdown(cmp: PairedComparison, *, heading_level: int = 2) -> 
 
 
 def render_paired_csv(cmp: PairedComparison) -> str:
-    rows = [{"dataset": r.dataset, "rank_ratio": r.rank_ratio, "observed_ratio": r.observed_ratio,
+    rows = [{"dataset": r.dataset, **{ax.column: r.axes.get(ax.column) for ax in SWEEP_AXES},
              "metric": r.metric, "label_a": cmp.a, "label_b": cmp.b, "params_a": r.params_a,
              "params_b": r.params_b, "repetitions_a": r.repetitions_a,
-             "repetitions_b": r.repetitions_b, "pairs": r.pairs, "mean_a": r.mean_a,
+             "repetitions_b": r.repetitions_b, "pairs": r.pairs, "draws": r.draws, "mean_a": r.mean_a,
              "mean_b": r.mean_b, "mean_diff": r.mean_diff, "t_pvalue": r.t_pvalue,
              "wilcoxon_pvalue": r.wilcoxon_pvalue, "note": r.note} for r in cmp.rows]
     return pd.DataFrame(rows, columns=CSV_COLUMNS).to_csv(index=False, float_format="%.10g",

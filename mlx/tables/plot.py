@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from mlx.axes import SWEEP_AXES, axis
 from mlx.errors import ConfigError, MlxError, suggest
 from mlx.tables.build import ours_frame, params_dict, read_sources, select_rows
 from mlx.tables.compare import auto_series
@@ -49,12 +50,14 @@ X_SLUGS = {"rank_ratio": "k", "observed_ratio": "observed", "labelled_ratio": "l
 OTHER = {"rank_ratio": ("observed_ratio", "observed", "obs"),
          "observed_ratio": ("rank_ratio", "k_over_L", "k")}
 LEML_AXES = tuple(OTHER)
-PERCENT_COLUMNS = ("rank_ratio", "observed_ratio", "labelled_ratio")
-PUB_X = {"rank_ratio": "k_over_L", "observed_ratio": "observed", "rank": "k"}
-# Settings a figure is split by: (results.csv column, `at` key, file-name slug, title name).
-SETTINGS = (("rank_ratio", "k_over_L", "k", "k/L"), ("rank", "k", "rank", "K"),
-            ("observed_ratio", "observed", "obs", "observed"),
-            ("labelled_ratio", "labelled", "lab", "labelled"))
+PERCENT_COLUMNS = tuple(a.column for a in SWEEP_AXES if a.percent)
+PUB_X = {"rank_ratio": "k_over_L", "observed_ratio": "observed", "rank": "k"}  # published axes
+# Settings a figure is split by, one per numeric sweep axis of mlx.axes: (results.csv column,
+# `at` key, file-name slug, title name), in the order of the file names.
+_SETTING_NAMES = {"rank_ratio": ("k", "k/L"), "rank": ("rank", "K"),
+                  "observed_ratio": ("obs", "observed"), "labelled_ratio": ("lab", "labelled")}
+SETTINGS = tuple((col, axis(col).spec, *_SETTING_NAMES[col])
+                 for col in ("rank_ratio", "rank", "observed_ratio", "labelled_ratio"))
 AT_COLUMNS = {key: col for col, key, _, _ in SETTINGS}
 LINKED = {"rank_ratio": ("k_over_L", "k"), "rank": ("k_over_L", "k"),
           "observed_ratio": ("observed",), "labelled_ratio": ("labelled",)}

@@ -11,7 +11,7 @@ import os
 import re
 from pathlib import Path
 
-from mlx.tables.build import NOT_RUN, NP, WORSE
+from mlx.tables.build import BETTER, NOT_RUN, NP, WORSE
 
 __all__ = ["results_doc_text", "write_results_doc"]
 
@@ -80,8 +80,9 @@ def results_doc_text(tables_dir: str | os.PathLike, previous: str | None = None
              "Each section is one table of a paper, rendered from our results.csv files by the "
              "command shown, with the machine and software of every run that fed it (from the "
              "run's manifest.json). In each cell: ours / published (ours − published), in the "
-             f"unit of the block heading; {WORSE} marks a cell where we are worse than the paper "
-             f"by more than the tolerance, {NP} a setting the paper does not report, and "
+             f"unit of the block heading; {BETTER} marks a cell where we are better than the "
+             f"paper by more than the tolerance and {WORSE} one where we are worse by more than "
+             f"it (unmarked: within ±tolerance), {NP} a setting the paper does not report, and "
              f"{NOT_RUN} a setting we have not run yet.", ""]
     old_rows, old_sections = _previous_sections(previous or "")
     fresh = {m["title"] for m in metas}
@@ -90,12 +91,11 @@ def results_doc_text(tables_dir: str | os.PathLike, previous: str | None = None
         lines += ["No paper table has been rendered yet: run `make tables` (or `mlx table "
                   "configs/tables/NAME.yaml`), then `mlx results-doc`.", ""]
         return "\n".join(lines), 0
-    lines += ["| table | within tolerance | command |", "|---|---|---|"]
+    lines += [f"| table | compared: within ±tolerance / better {BETTER} / worse {WORSE} | "
+              f"command |", "|---|---|---|"]
     for m in metas:
-        c = m.get("counts", {})
-        judged = c.get("within", 0) + c.get("worse", 0)
-        lines.append(f"| [{m['title']}](#{_anchor(m['title'])}) | {c.get('within', 0)} of "
-                     f"{judged} | `{m.get('command', '')}` |")
+        lines.append(f"| [{m['title']}](#{_anchor(m['title'])}) | {_counts(m.get('counts', {}))} "
+                     f"| `{m.get('command', '')}` |")
     lines += [old_rows[t] for t in kept]
     lines.append("")
     for m in metas:
@@ -122,6 +122,17 @@ def results_doc_text(tables_dir: str | os.PathLike, previous: str | None = None
     for t in kept:
         lines += old_sections[t] + [""]
     return "\n".join(lines).replace("\n\n\n", "\n\n"), len(metas) + len(kept)
+
+
+def _counts(c: dict) -> str:
+    """``W / B / X of N``; a record written before the three-way counts (whose ``within``
+    meant "not worse") says so instead of passing it off as within tolerance."""
+    if "better" not in c:
+        judged = c.get("within", 0) + c.get("worse", 0)
+        return (f"{c.get('within', 0)} not worse / {c.get('worse', 0)} worse of {judged} "
+                f"(re-render for the three-way counts)")
+    judged = c["within"] + c["better"] + c["worse"]
+    return f"{c['within']} / {c['better']} / {c['worse']} of {judged}"
 
 
 def _anchor(title: str) -> str:

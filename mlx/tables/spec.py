@@ -5,8 +5,8 @@ A *table spec* (``configs/tables/<name>.yaml``) says which results feed a table
 published table(s) of which paper it reproduces, how our result rows map to the
 paper's rows (a *series*: our ``label``, or our ``method`` plus parameters, to the
 paper's method and loss), how cells are laid out (blocks, rows, columns over the
-axes ``metric``, ``dataset``, ``series``, ``k_over_L``, ``observed``, ``k`` and
-``variant``), and per metric the display unit, number format, tolerance and
+axes ``metric``, ``dataset``, ``series``, ``k_over_L``, ``k``, ``observed``,
+``labelled`` (the numeric sweep axes of :mod:`mlx.axes`) and ``variant``), and per metric the display unit, number format, tolerance and
 direction. Specs never recompute metrics: they read ``results.csv``.
 
 Tolerances are in the display unit of their metric (``%`` and ``x100`` multiply the
@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from mlx.axes import SPEC_AXES, SWEEP_AXES, by_spec, fmt_value
 from mlx.errors import ConfigError, UnknownNameError
 from mlx.tables.published import papers, published
 from mlx.validation import as_str_list, check_keys, read_yaml
@@ -32,10 +33,11 @@ __all__ = ["AXES", "AXIS_TITLES", "NUMERIC_AXES", "PSEUDO_METRICS", "UNITS", "Se
            "MetricStyle", "TableSpec", "metric_style", "load_spec", "parse_spec", "check_spec",
            "split_label", "fmt_axis", "FIGURE_X", "figure_x_problem", "parse_layout"]
 
-AXES = ("metric", "dataset", "series", "k_over_L", "observed", "k", "variant")
-AXIS_TITLES = {"metric": "metric", "dataset": "dataset", "series": "method", "k_over_L": "k/L",
-               "observed": "observed", "k": "k", "variant": "variant"}
-NUMERIC_AXES = ("k_over_L", "observed", "k")
+# The numeric axes are the sweep axes of mlx.axes that have a spec name.
+NUMERIC_AXES = tuple(a.spec for a in SPEC_AXES)
+AXES = ("metric", "dataset", "series", *NUMERIC_AXES, "variant")
+AXIS_TITLES = {"metric": "metric", "dataset": "dataset", "series": "method",
+               **{a.spec: a.title for a in SPEC_AXES}, "variant": "variant"}
 SPEC_KEYS = ("name", "title", "description", "paper", "tables", "configs", "results", "series",
              "axes", "dataset_aliases", "variants", "layout", "metrics", "figures", "needs")
 METRIC_KEYS = ("tolerance", "unit", "format", "higher_is_better", "title")
@@ -43,7 +45,7 @@ SERIES_KEYS = ("name", "paper", "ours")
 LAYOUT_KEYS = ("blocks", "rows", "columns")
 FIGURE_KEYS = ("x", "metric", "datasets", "at", "by")
 # Horizontal axes of a figure: these results.csv columns, or ``param:NAME`` (a parameter).
-FIGURE_X = ("rank_ratio", "observed_ratio", "labelled_ratio", "rank")
+FIGURE_X = tuple(a.column for a in SWEEP_AXES)
 NEEDS_KEYS = ("methods", "datasets", "note")
 UNITS = {"%": 100.0, "fraction": 1.0, "x100": 100.0, "s": 1.0, "ratio": 1.0, "as printed": 1.0}
 UNIT_LABELS = {"%": "%", "fraction": "", "x100": "×100", "s": "s", "ratio": "", "as printed": ""}
@@ -238,12 +240,12 @@ def _axis_values(axis: str, node, path, source) -> tuple:
         raise ConfigError(source, path, "must be a non-empty list")
     out = []
     for i, v in enumerate(values):
-        if axis in ("k_over_L", "observed"):
+        if axis in NUMERIC_AXES and by_spec(axis).percent:
             if isinstance(v, bool) or not isinstance(v, numbers.Real) or not 0 < v <= 1:
                 raise ConfigError(source, f"{path}[{i}]", f"must be a fraction in (0, 1] "
                                   f"(0.2 for 20%). Got {v!r} instead.")
             out.append(float(v))
-        elif axis == "k":
+        elif axis in NUMERIC_AXES:
             if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
                 raise ConfigError(source, f"{path}[{i}]",
                                   f"must be an int >= 1. Got {v!r} instead.")
@@ -320,7 +322,7 @@ def parse_spec(raw: dict, *, source: str | None = None, require_configs: bool = 
         metrics.append(metric_style(str(name), opts, pub=pub, source=source))
 
     axes_node = raw.get("axes", {}) or {}
-    check_keys(axes_node, ("dataset", "k_over_L", "observed", "k", "variant"), "axes", source)
+    check_keys(axes_node, ("dataset", *NUMERIC_AXES, "variant"), "axes", source)
     axes = {a: _axis_values(a, v, f"axes.{a}", source) for a, v in axes_node.items()}
 
     parts, used = parse_layout(raw.get("layout", {}) or {}, AXES, (["metric"],
@@ -362,7 +364,7 @@ def parse_spec(raw: dict, *, source: str | None = None, require_configs: bool = 
             raise ConfigError(source, f"{path}.at", f"must be a mapping such as {{observed: 0.2}} "
                                                     f"or {{similarity: sigmoid}}. Got {at!r} "
                                                     f"instead.")
-        for key in ("k_over_L", "observed", "labelled", "k"):
+        for key in NUMERIC_AXES:
             v = at.get(key)
             if key in at and (isinstance(v, bool) or not isinstance(v, numbers.Real)):
                 raise ConfigError(source, f"{path}.at.{key}", f"must be a number. Got {v!r} "
@@ -414,11 +416,7 @@ def figure_x_problem(x) -> str | None:
 
 def fmt_axis(axis: str, value) -> str:
     """An axis value as printed: 0.2 -> '20%' for k/L and observed, 5.0 -> '5' for k."""
-    if axis in ("k_over_L", "observed"):
-        return f"{value * 100:g}%"
-    if axis == "k":
-        return f"{int(value)}"
-    return str(value)
+    return fmt_value(axis, value)
 
 
 def check_spec(spec: TableSpec) -> list[str]:

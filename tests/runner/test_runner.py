@@ -205,3 +205,30 @@ def test_only_unknown_name_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match="--only 'XX' matches no method name or label; valid: LR, SQ, br"):
         run_experiment(cfg, jobs=1, output=str(tmp_path / "o"), only="XX", quiet=True,
                        progress=False)
+
+
+def test_the_timed_final_fit_is_cold_whatever_ran_before_in_the_process(tmp_path):
+    """LEML caches the eigendecomposition of X'X per process: without clearing it, the second
+    of two cells on the same data timed a warm fit (MoM Table 3 compared LEML warm with MoM
+    cold). Every final fit computes its decomposition, and the results are unchanged."""
+    from mlx.methods import leml
+    from mlx.runner.cells import run_cell
+
+    cfg = make_config(tmp_path, """
+        name: cold
+        seed: 0
+        dataset:
+          synthetic: {n_samples: 120, n_features: 15, n_labels: 6, rank: 2, seed: 1}
+        methods:
+          - {name: leml, label: LEML, params: {loss: squared, max_iter: 3}}
+        sweep: {rank: [2, 3]}
+        metrics: [p@1]
+        """)
+    first, second = expand(cfg)
+    leml.clear_gram_cache()
+    run_cell(first)
+    assert len(leml.GRAM_CACHE) == 1           # the final fit's decomposition is kept ...
+    misses = leml.GRAM_CACHE.misses
+    rec = run_cell(second)
+    assert leml.GRAM_CACHE.misses == misses + 1   # ... but the next timed fit recomputes it
+    assert rec["status"] == "ok" and rec["results"]["test"]["p@1"][0] is not None

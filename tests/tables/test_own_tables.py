@@ -129,7 +129,7 @@ def test_two_settings_are_never_averaged_together(tmp_path):
     ("alpha: 2\n", "alpha: must be a number in (0, 1). Got 2 instead."),
     ("layout: {rows: [method]}\n",
      "layout.rows[0]: unknown axis 'method'. Available axiss: dataset, "
-     "k, k_over_L, metric, observed, series"),
+     "k, k_over_L, labelled, metric, observed, series"),
 ])
 def test_bad_own_spec_is_one_line(tmp_path, extra, message):
     spec = _spec(tmp_path)
@@ -203,3 +203,20 @@ def test_one_series_and_one_metric_need_no_place_in_the_layout(tmp_path):
     assert r.exit_code == 2
     assert r.output == (f"Error: {spec}: layout: axis 'series' has 2 values but is not in "
                         "blocks, rows or columns\n")
+
+
+def test_repetitions_of_one_draw_give_no_test_against_the_baseline(tmp_path):
+    """An official split with all labels: the repetitions are one draw, never a t-test."""
+    def official(directory):
+        frame = pd.read_csv(directory / "results.csv")
+        frame["split_fingerprint"], frame["mask_fingerprint"] = "official", "all"
+        frame.to_csv(directory / "results.csv", index=False)
+        return directory
+
+    spec = _spec(tmp_path, a=official(_write(tmp_path / "a", "scene")),
+                 b=_write(tmp_path / "b", "yeast"))
+    r = invoke("table", spec, "-o", tmp_path / "out")
+    assert r.exit_code == 0, r.output
+    block = (tmp_path / "out" / "own.md").read_text().split("## Hamming loss")[0]
+    # scene (one draw): no mark; yeast (fingerprints not recorded): tested as before
+    assert "| NEW | **77.67 ± 2.52** | 70.00 ± 1.00 ↓ |" in block

@@ -166,8 +166,8 @@ def test_no_common_setting_says_so(tmp_path):
     rows = [row("A", 0, "p@1", 0.5, dataset="bibtex"), row("B", 0, "p@1", 0.4)]
     cmp = paired_comparison(pd.DataFrame(rows, columns=COLUMNS), "A", "B", source="res")
     assert cmp.rows == []
-    assert "No setting (dataset, metric, k/L, observed ratio) has test results of both A and B " \
-           "in res." in render_paired_markdown(cmp)
+    assert ("No setting (dataset, params, k/L, observed, labelled, k, metric) has test results "
+            "of both A and B in res.") in render_paired_markdown(cmp)
 
 
 def test_compare_paired_writes_beside_the_comparison(tmp_path):
@@ -185,3 +185,74 @@ def test_compare_paired_writes_beside_the_comparison(tmp_path):
     assert frame["mean_diff"].iloc[0] == pytest.approx(np.mean(SRM) - np.mean(LSVV))
     assert frame["t_pvalue"].iloc[0] == pytest.approx(stats.ttest_rel(SRM, LSVV).pvalue,
                                                       rel=1e-9)
+
+
+def fingerprinted(label, rep, metric, value, *, split_fp="official", mask_fp="all",
+                  validation_fp=None, **kw):
+    return {**row(label, rep, metric, value, **kw), "split_fingerprint": split_fp,
+            "mask_fingerprint": mask_fp, "validation_fingerprint": validation_fp}
+
+
+def test_repetitions_of_one_draw_are_one_observation():
+    # An official split, all labels, deterministic methods: the repetitions are one
+    # experiment run three times (identical differences; scipy's t-test says p = 0).
+    rows = []
+    for rep in range(3):
+        rows += [fingerprinted("LEML-SQ", rep, "p@1", 0.5552, rank_ratio=0.5),
+                 fingerprinted("BR-SQ", rep, "p@1", 0.7634)]
+    (r,) = paired_comparison(pd.DataFrame(rows), "LEML-SQ", "BR-SQ").rows
+    assert (r.pairs, r.draws, r.t_pvalue, r.wilcoxon_pvalue) == (3, 1, None, None)
+    assert r.note == ("n/a: the 3 repetitions are one draw (same split, label mask and "
+                      "validation rows): one observation, no test")
+    assert r.mean_diff == pytest.approx(0.5552 - 0.7634)
+    md = render_paired_markdown(paired_comparison(pd.DataFrame(rows), "LEML-SQ", "BR-SQ"))
+    assert "| iris | 50% | p@1 | 3 | 0.5552 | 0.7634 | -0.2082 | n/a | " \
+        "n/a | n/a: the 3 repetitions are one draw" in md
+
+
+def test_repeated_draws_collapse_and_distinct_draws_are_tested():
+    rows = []
+    for rep, (x, y) in enumerate(zip(LSVV, SRM)):
+        fp = f"s{rep % 3}"              # repetitions 0 and 3, 1 and 4, 2 and 5 share a split
+        rows += [fingerprinted("LSVV", rep, "error", x, split_fp=fp),
+                 fingerprinted("SRM-VV", rep, "error", y, split_fp=fp)]
+    (r,) = paired_comparison(pd.DataFrame(rows), "LSVV", "SRM-VV").rows
+    xa = [np.mean([LSVV[i], LSVV[i + 3]]) for i in range(3)]
+    xb = [np.mean([SRM[i], SRM[i + 3]]) for i in range(3)]
+    assert (r.pairs, r.draws) == (6, 3)
+    assert r.t_pvalue == pytest.approx(stats.ttest_rel(xa, xb).pvalue, rel=1e-12)
+    assert r.note == ("the 6 repetitions are 3 distinct draws (same split, label mask and "
+                      "validation rows): tested on 3")
+    # Distinct masks (or validation rows) on one split are distinct draws.
+    rows = [{**x, "mask_fingerprint": f"m{x['repetition']}", "split_fingerprint": "official"}
+            for x in rows]
+    (r,) = paired_comparison(pd.DataFrame(rows), "LSVV", "SRM-VV").rows
+    assert (r.draws, r.note) == (6, "") and r.t_pvalue == stats.ttest_rel(LSVV, SRM).pvalue
+
+
+def test_settings_that_differ_in_labelled_ratio_are_never_merged():
+    # A beats B by 0.10 at one labelled ratio and loses by 0.10 at the other.
+    rows = []
+    for rep in range(3):
+        for lab, (x, y) in ((0.1, (0.6, 0.5)), (1.0, (0.5, 0.6))):
+            rows += [{**row("A", rep, "p@1", x + rep / 100), "labelled_ratio": lab},
+                     {**row("B", rep, "p@1", y + rep / 50), "labelled_ratio": lab}]
+    cmp = paired_comparison(pd.DataFrame(rows), "A", "B")
+    assert [(r.axes["labelled_ratio"], round(r.mean_diff, 4)) for r in cmp.rows] == [
+        (0.1, 0.09), (1.0, -0.11)]
+    md = render_paired_markdown(cmp)
+    assert "| dataset | labelled | metric | pairs |" in md
+    assert "| iris | 10% | p@1 | 3 |" in md and "| iris | 100% | p@1 | 3 |" in md
+    assert pd.read_csv(pd.io.common.StringIO(render_paired_csv(cmp)))[
+        "labelled_ratio"].tolist() == [0.1, 1.0]
+
+
+def test_methods_with_different_parameters_are_paired():
+    rows = []
+    for rep, (x, y) in enumerate(zip(LSVV, SRM)):
+        rows += [row("LEML-SQ", rep, "p@1", x, params={"loss": "squared", "max_iter": 10}),
+                 row("BR-SQ", rep, "p@1", y, params={"loss": "squared"})]
+    (r,) = paired_comparison(pd.DataFrame(rows), "LEML-SQ", "BR-SQ").rows
+    assert r.pairs == 6 and r.t_pvalue == stats.ttest_rel(LSVV, SRM).pvalue
+    assert (r.params_a, r.params_b) == ('{"loss": "squared", "max_iter": 10}',
+                                        '{"loss": "squared"}')

@@ -81,14 +81,16 @@ EXPECTED_MD = """\
 
 | dataset | k/L | LEML-SQ | BCS | CPLST | BR-LR |
 |---|---|---:|---:|---:|---:|
-| bibtex | 20% | 60.00 / 58.33 (+1.67) | — / 41.43 | skipped / 55.55 | 55.00 / n/p |
+| bibtex | 20% | 60.00 / 58.33 (+1.67) ▲ | — / 41.43 | skipped / 55.55 | 55.00 / n/p |
 |  | 40% | 58.00 / 60.99 (-2.99) ▼ | — / 54.63 | — / 58.73 | 55.00 / n/p |
 
-Each cell: ours / published (ours − published), in the unit of the block heading. ▼ worse \
-than the paper by more than the tolerance; n/p no published value; — not run yet. \
+Each cell: ours / published (ours − published), in the unit of the block heading. ▲ better \
+and ▼ worse than the paper by more than the tolerance (unmarked: within ±tolerance); n/p no \
+published value; — not run yet. \
 Tolerances: p@1 1.00 (higher is better).
 
-**Within tolerance: 1 of 2 compared cells** (1 ▼); 2 n/p; 3 not run; 1 skipped or failed.
+**2 compared cells: 0 within ±tolerance, 1 better than the paper beyond it ▲, 1 worse beyond it \
+▼**; 2 n/p; 3 not run; 1 skipped or failed.
 
 Results:
 
@@ -165,7 +167,7 @@ def test_repetitions_are_averaged_and_metric_shown_as_fraction(tmp_path):
                 if c.key["series"] == "LEML-SQ" and c.key["k_over_L"] == 0.2)
     # mean (sd over the 2 repetitions, ddof=1: 0.01414) / published (difference)
     assert cell.text() == "0.8900 (0.0141) / 0.8910 (-0.0010)" and cell.n_rep == 2
-    assert cell.state == "ok"
+    assert cell.state == "within"
 
 
 def test_sd_over_repetitions_in_markdown_latex_and_csv(tmp_path):
@@ -178,13 +180,13 @@ def test_sd_over_repetitions_in_markdown_latex_and_csv(tmp_path):
     table = build_table(s, read_sources(s))
     md = render_markdown(table)
     # 3 repetitions: mean 61.00, sd 2.00 (in %); a single repetition shows no sd.
-    assert "| bibtex | 20% | 61.00 (2.00) / 58.33 (+2.67) | — / 41.43 |" in md
+    assert "| bibtex | 20% | 61.00 (2.00) / 58.33 (+2.67) ▲ | — / 41.43 |" in md
     assert "|  | 40% | 58.00 / 60.99 (-2.99) ▼ |" in md
     assert ("in the unit of the block heading. Where a cell has more than one repetition, ours "
             "is their mean with the standard deviation in parentheses: ours (sd) / published "
-            "(ours − published). ▼ worse") in md
+            "(ours − published). ▲ better and ▼ worse") in md
     tex = render_latex(table)
-    assert r"61.00 (2.00) / 58.33 {\scriptsize (+2.67)}" in tex
+    assert r"61.00 (2.00) / 58.33 {\scriptsize (+2.67)} $\blacktriangle$" in tex
     assert "% ours (sd): mean and standard deviation over repetitions." in tex
     frame = pd.read_csv(pd.io.common.StringIO(render_csv(table)))
     first = frame[(frame["series"] == "LEML-SQ") & (frame["k_over_L"] == 0.2)].iloc[0]
@@ -197,7 +199,7 @@ def test_compare_shows_sd_over_repetitions(tmp_path):
     res = write_results(tmp_path / "res", rows)
     r = invoke("compare", res, "--paper", "leml")
     assert r.exit_code == 0, r.output
-    assert "| bibtex | 61.00 (1.41) / 58.33 (+2.67) |" in r.stdout
+    assert "| bibtex | 61.00 (1.41) / 58.33 (+2.67) ▲ |" in r.stdout
     assert "ours (sd) / published (ours − published)" in r.stdout
 
 
@@ -211,7 +213,8 @@ def test_table_command_writes_files_and_prints_markdown(small, tmp_path):
         assert (out / f"small.{ext}").stat().st_size > 0
     meta = json.loads((out / "small.json").read_text())
     assert meta["command"] == f"mlx table -o {out} {spec_path}"
-    assert meta["counts"]["worse"] == 1
+    assert meta["counts"]["worse"] == 1 and meta["counts"]["better"] == 1
+    assert meta["counts"]["within"] == 0
 
 
 def test_table_command_still_renders_a_results_directory(small):
@@ -239,8 +242,8 @@ def test_table_command_still_renders_a_results_directory(small):
      "dataset_aliases, description, figures, layout, metrics, name, needs, paper, results, "
      "series, tables, title, variants"),
     (lambda s: s.replace("columns: [series]", "columns: [method]"),
-     "layout.columns[0]: unknown axis 'method'. Available axiss: dataset, k, k_over_L, metric, "
-     "observed, series, variant"),
+     "layout.columns[0]: unknown axis 'method'. Available axiss: dataset, k, k_over_L, labelled, "
+     "metric, observed, series, variant"),
 ])
 def test_bad_spec_is_one_line_error_exit_2(tmp_path, edit, message):
     spec = tmp_path / "bad.yaml"
@@ -337,8 +340,8 @@ def test_compare_auto_matches_rows(tmp_path):
     r = invoke("compare", res, "--paper", "leml")
     assert r.exit_code == 0, r.output
     assert "| dataset | k/L | LEML-SQ | leml |" in r.stdout
-    assert "| bibtex | 20% | 60.00 / 58.33 (+1.67) | 47.00 / 46.20 (+0.80) |" in r.stdout
-    assert "|  | 40% | 62.00 / 60.99 (+1.01) | — / 50.78 |" in r.stdout
+    assert "| bibtex | 20% | 60.00 / 58.33 (+1.67) ▲ | 47.00 / 46.20 (+0.80) |" in r.stdout
+    assert "|  | 40% | 62.00 / 60.99 (+1.01) ▲ | — / 50.78 |" in r.stdout
     assert "Note: no published counterpart in leml for: mystery" in r.stderr
     assert "Note: not published in leml: micro_f1" in r.stderr
 
@@ -385,7 +388,7 @@ def test_compare_notes_datasets_the_paper_never_used(tmp_path):
     res = write_results(tmp_path / "res", rows)
     r = invoke("compare", res, "--paper", "leml")
     assert r.exit_code == 0, r.output
-    assert "| bibtex | 20% | 60.00 / 58.33 (+1.67) |" in r.stdout
+    assert "| bibtex | 20% | 60.00 / 58.33 (+1.67) ▲ |" in r.stdout
     assert "scene" not in r.stdout and "n/p" not in r.stdout.split("Each cell")[0]
     assert "BR-LR" not in r.stdout          # only run on scene: not a column of the table
     assert r.stderr == (f"Note: the leml paper has no rows for dataset 'scene' (it reports: "
@@ -531,3 +534,64 @@ def test_a_published_value_without_a_rank_fits_any_rank_the_spec_fixes(tmp_path)
           fit_seconds: {tolerance: null, format: ".2f"}
         """)
     assert "| bibtex | 4.50 / 300.00 (-295.50) |" in md
+
+
+@pytest.mark.parametrize("diff, higher, state", [
+    (0.9, True, "within"), (-1.0, True, "within"), (1.2, True, "better"), (-1.2, True, "worse"),
+    (-1.2, False, "better"), (1.2, False, "worse"), (-0.4, False, "within")])
+def test_a_cell_is_within_better_or_worse(diff, higher, state):
+    from mlx.tables.build import judge
+
+    assert judge(diff, 1.0, higher) == state
+
+
+def test_counts_are_three_way_for_a_lower_is_better_metric(tmp_path):
+    """A cell far better than the paper is not "within tolerance" (it used to count so)."""
+    # Published LEML-SQ bibtex Hamming loss: 0.0126, 0.0124, 0.0123 (lower is better).
+    rows = [row("LEML-SQ", "leml", "squared", rr, 1.0, "hamming", v)
+            for rr, v in ((0.2, 0.0098), (0.4, 0.0140), (0.6, 0.0130))]
+    md = render_rows(tmp_path, rows, """
+        paper: leml
+        tables: ["9"]
+        series: [LEML-SQ]
+        axes: {dataset: [bibtex], k_over_L: [0.2, 0.4, 0.6], observed: [1.0]}
+        layout: {blocks: [metric], rows: [dataset, k_over_L], columns: [series]}
+        metrics:
+          hamming: {tolerance: 0.001, format: ".4f"}
+        """)
+    assert "| bibtex | 20% | 0.0098 / 0.0126 (-0.0028) ▲ |" in md
+    assert "|  | 40% | 0.0140 / 0.0124 (+0.0016) ▼ |" in md
+    assert "|  | 60% | 0.0130 / 0.0123 (+0.0007) |" in md
+    assert ("**3 compared cells: 1 within ±tolerance, 1 better than the paper beyond it ▲, "
+            "1 worse beyond it ▼**") in md
+
+
+def test_results_doc_does_not_pass_old_not_worse_counts_off_as_within():
+    from mlx.tables.results_doc import _counts
+
+    assert _counts({"within": 42, "worse": 38}) == (
+        "42 not worse / 38 worse of 80 (re-render for the three-way counts)")
+    assert _counts({"within": 11, "better": 31, "worse": 38}) == "11 / 31 / 38 of 80"
+
+
+def test_an_open_axis_with_several_values_is_an_error_not_a_pooled_mean(tmp_path):
+    """BR-SQ at 100% and 20% observed entries: the mean of both is not a spread over
+    repetitions of one setting (it used to print as "74.62 (0.50)")."""
+    rows = [row("BR-SQ", "br", "squared", None, obs, "p@3", v, rep=rep)
+            for rep in (0, 1) for obs, v in ((1.0, 0.75 + rep / 200), (0.2, 0.74 + rep / 200))]
+    res = write_results(tmp_path / "res", rows)
+    spec = tmp_path / "s.yaml"
+    spec.write_text(f"paper: leml\ntables: [5]\nresults: [{res}]\nseries: [BR-SQ]\n"
+                    f"axes: {{dataset: [bibtex], k_over_L: [0.4]}}\n"
+                    f"layout: {{blocks: [metric], rows: [dataset], columns: [series]}}\n"
+                    f"metrics: [p@3]\n")
+    r = invoke("table", spec)
+    assert r.exit_code == 2
+    assert r.output == (f"Error: {spec}: layout: series 'BR-SQ' would pool results of 2 "
+                        f"observed values (20%, 100%) at k/L=40%, dataset=bibtex, method=BR-SQ; "
+                        f"add 'observed' to layout.blocks, rows or columns, or fix it with "
+                        f"axes.observed: [value]\n")
+    spec.write_text(spec.read_text().replace("k_over_L: [0.4]", "k_over_L: [0.4], observed: [0.2]"))
+    r = invoke("table", "-o", tmp_path / "out", spec)
+    assert r.exit_code == 0, r.output
+    assert "| bibtex | 74.25 (0.35) / " in r.stdout

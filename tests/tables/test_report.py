@@ -179,7 +179,9 @@ def test_report_of_a_spec_shows_the_paper_table_and_its_run(tmp_path):
                         "55.00 / n/p"]
     text = out.read_text(encoding="utf-8")
     assert 'class="num state-worse" data-ours="58" data-published="60.99"' in text
-    assert "Within tolerance: 1 of 2 compared cells (1 ▼)" in text
+    assert ("2 compared cells: 0 within ±tolerance, 1 better than the paper beyond it ▲, "
+            "1 worse beyond it ▼") in text
+    assert 'class="num state-better" data-ours="60" data-published="58.33"' in text
     assert '<a href="#run1">its section</a>' in text and 'id="run1"' in text
 
 

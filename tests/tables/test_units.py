@@ -32,9 +32,9 @@ def test_table_compare_and_plot_follow_the_same_choice(tmp_path, monkeypatch):
 
     r = invoke("compare", res, "--paper", "leml", "--fraction")
     assert r.exit_code == 0, r.output
-    assert "| bibtex | 20% | 0.6000 / 0.5833 (+0.0167) |" in r.stdout
+    assert "| bibtex | 20% | 0.6000 / 0.5833 (+0.0167) ▲ |" in r.stdout
     r = invoke("compare", res, "--paper", "leml", "--percent")
-    assert "| bibtex | 20% | 60.00 / 58.33 (+1.67) |" in r.stdout
+    assert "| bibtex | 20% | 60.00 / 58.33 (+1.67) ▲ |" in r.stdout
 
     seen = []
     save = Figure.savefig
