@@ -144,8 +144,11 @@ def test_one_config_gives_the_same_results_csv_anywhere(tmp_path, monkeypatch):
     write_libsvm(a / "x.svm", X, Y)
     with gzip.open(b / "x.svm.gz", "wb") as fh:               # the same bytes, gzipped
         fh.write((a / "x.svm").read_bytes())
+    (b / "renamed").mkdir()
+    (b / "renamed" / "y-train.svm").write_bytes((a / "x.svm").read_bytes())
     frames = []
-    for where, train in ((a, a / "x.svm"), (b, b / "x.svm.gz")):
+    for where, train in ((a, a / "x.svm"), (b, b / "x.svm.gz"),
+                         (b / "renamed", b / "renamed" / "y-train.svm")):
         cfg = write_config(where / "c.yaml", SAME_CONFIG.format(train=train))
         monkeypatch.chdir(where)
         r = invoke("run", "-q", "-j", "1", "-o", str(where / "out"), str(cfg))
@@ -154,6 +157,10 @@ def test_one_config_gives_the_same_results_csv_anywhere(tmp_path, monkeypatch):
     assert set(frames[0]["status"]) == {"ok"}
     assert frames[0]["seed"].nunique() == 4                    # per method and repetition
     pd.testing.assert_frame_equal(frames[0], frames[1])
+    # Another file name: only the displayed name (the file's) differs.
+    assert set(frames[2]["dataset"]) == {"y"}
+    pd.testing.assert_frame_equal(frames[0].drop(columns="dataset"),
+                                  frames[2].drop(columns="dataset"))
 
 
 def test_settings_of_one_method_share_their_random_draws(tmp_path):
