@@ -214,11 +214,11 @@ def _run_locked(config, out: Path, all_cells, cells, *, jobs, force, only, quiet
               f"running {len(todo)} (use --force to recompute)", quiet)
     if other:
         versions = ", ".join(sorted({v for _, v in other}))
+        what = [f"recomputing {n_other}"] if n_other else []
+        if len(other) > n_other:
+            what.append(f"{len(other) - n_other} outside --only left out of results.csv")
         _echo(f"{len(other)} finished cell(s) in {out}/cells were computed by mlx {versions}, "
-              f"not {mlx.__version__}: " + (f"recomputing {n_other}" if n_other else "")
-              + ("; " if n_other and len(other) > n_other else "")
-              + (f"{len(other) - n_other} outside --only left out of results.csv until run"
-                 if len(other) > n_other else ""), quiet)
+              f"not {mlx.__version__}: {'; '.join(what)}", quiet)
 
     if todo:
         # Load (and cache) the data once up front and run every check `mlx validate` runs: a
