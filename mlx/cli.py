@@ -202,7 +202,6 @@ def validate(configs):
         raise click.UsageError("give at least one config file")
     for path in configs:
         cfg = load_config(path, overrides)
-        cells = expand(cfg)
         note = ""
         missing = find_files(cfg.dataset)
         # A registered dataset can still be fetched; a user's own file cannot: a missing one
@@ -210,6 +209,13 @@ def validate(configs):
         if missing and cfg.dataset.kind == "registry":
             note = f"; data not found yet: {', '.join(missing)} (run 'mlx datasets fetch " \
                    f"{cfg.dataset.name}' or set MLX_DATA_PATH); data checks not run"
+        else:  # cells keyed and seeded by the files' content, as `mlx run` does
+            from dataclasses import replace
+
+            from mlx.data.catalog import identify
+
+            cfg = replace(cfg, dataset=identify(cfg.dataset))
+        cells = expand(cfg)
         preflight(cfg, cells, load=not note)
         click.echo(f"{path}: ok, {len(cells)} cells{note}")
 

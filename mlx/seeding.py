@@ -7,7 +7,10 @@ the same observed-label mask and the same validation rows for a repetition, and 
 computed alone (``--only``), in a worker process or on a cluster draws exactly the same
 numbers.
 
-The purposes, and the names each depends on:
+The names are the dataset's *identity* (:attr:`mlx.data.spec.DatasetSpec.identity`: the
+registered name, a file spec's explicit ``name``, or else the content checksum of its files,
+never their location or file names), the repetition and, for the method's own draws, the
+method's *name*. The purposes, and the names each depends on:
 
 ============  =========================================  ========================================
 purpose       names                                      used for
@@ -17,8 +20,13 @@ purpose       names                                      used for
 ``labelled``  dataset, repetition                        labelled training rows (semi-supervised)
 ``validation`` dataset, repetition                       hold-out rows for ``select``
 ``cv``        dataset, repetition                        k-fold assignment for ``select``
-``method``    the cell's model key                       the method's ``random_state``
+``method``    dataset, repetition, method name           the method's ``random_state``
 ============  =========================================  ========================================
+
+The method's seed does not depend on its hyper-parameters, rank, observed or labelled ratio,
+label or preprocessing: every setting of one method in one repetition draws the same random
+features, initialisations, mini-batch orders and landmarks (common random numbers), so a
+comparison of two settings compares the settings, not two draws of the randomness.
 """
 
 from __future__ import annotations
@@ -76,6 +84,7 @@ def cv_rng(base_seed: int, dataset: str, repetition: int) -> np.random.Generator
     return rng_for(base_seed, "cv", dataset, repetition)
 
 
-def method_seed(base_seed: int, model_key: str) -> int:
-    """``random_state`` of a method: depends on everything that defines the model."""
-    return seed_for(base_seed, "method", model_key)
+def method_seed(base_seed: int, dataset: str, repetition: int, method: str) -> int:
+    """``random_state`` of a method: the same for every setting of ``method`` on ``dataset``
+    in ``repetition`` (common random numbers across hyper-parameters)."""
+    return seed_for(base_seed, "method", dataset, repetition, method)

@@ -44,6 +44,9 @@ def test_purposes_are_independent():
     values = {p: seeding.seed_for(7, p, "bibtex", 3)
               for p in ("split", "mask", "labelled", "validation", "cv")}
     assert len(set(values.values())) == len(values)
-    assert seeding.method_seed(7, "key") == seeding.seed_for(7, "method", "key")
-    assert seeding.method_seed(7, "key") != seeding.method_seed(7, "other key")
-    assert seeding.method_seed(8, "key") != seeding.method_seed(7, "key")
+    seed = seeding.method_seed(7, "bibtex", 3, "leml")
+    assert seed == seeding.seed_for(7, "method", "bibtex", 3, "leml")
+    assert seed != seeding.method_seed(7, "bibtex", 3, "br")
+    assert seed != seeding.method_seed(7, "bibtex", 4, "leml")
+    assert seed != seeding.method_seed(7, "yeast", 3, "leml")
+    assert seed != seeding.method_seed(8, "bibtex", 3, "leml")

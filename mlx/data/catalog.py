@@ -72,6 +72,7 @@ __all__ = [
     "describe_search_path",
     "find_file",
     "content_sha256",
+    "identify",
     "resolve_dataset",
     "clear_memo",
 ]
@@ -155,6 +156,29 @@ def find_files(spec: DatasetSpec) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- parsing
+def identify(spec: DatasetSpec) -> DatasetSpec:
+    """``spec`` with the content checksums of its files (explicit files only; registered and
+    synthetic data are identified already).
+
+    The sha256 of each file's content (decompressed if gzip; remembered by path, size and
+    mtime, :func:`content_sha256`) and of an ARFF file's Mulan label list (``xml``, given or
+    found beside the train file). Cells are keyed and seeded by these, so an edited file
+    recomputes and the same bytes anywhere give the same cells. A missing file raises
+    :class:`DataNotFoundError` as loading would.
+    """
+    if spec.kind != "files":
+        return spec
+    from dataclasses import replace
+
+    paths = {r: _locate_user_file(spec.file(r), spec, r) for r in spec.roles}
+    xml = _locate_user_file(spec.xml, spec, "xml") if spec.xml else None
+    xml = xml or _mulan_xml_beside(spec, paths, None)
+    shas = [(r, content_sha256(p)) for r, p in paths.items()]
+    if xml is not None:
+        shas.append(("xml", content_sha256(xml)))
+    return replace(spec, checksums=tuple(shas))
+
+
 def _mulan_xml_beside(spec: DatasetSpec, paths: dict, xml: Path | None) -> Path | None:
     """For an ARFF file spec without ``xml``: the Mulan label list beside the train file."""
     if spec.kind != "files" or spec.format != "arff" or xml is not None:
@@ -224,6 +248,11 @@ def _load_parts(spec: DatasetSpec, roles, *, cache: bool) -> dict:
     for role, path in paths.items():
         shas[role] = content_sha256(path)
         if role in expected and shas[role] != expected[role]:
+            if spec.kind == "files":  # identified at the start of the run
+                raise DataFormatError(
+                    path, None, f"content sha256 {shas[role][:16]}... is not the "
+                                f"{expected[role][:16]}... it had when the run started; the "
+                                f"file changed during the run: run again")
             raise DataFormatError(
                 path, None, f"content sha256 {shas[role][:16]}... does not match the "
                             f"registry's {expected[role][:16]}... (dataset '{spec.name}', "

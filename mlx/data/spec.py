@@ -8,6 +8,7 @@ Nothing is read from disk here: registry datasets are looked up in the registry
 
 from __future__ import annotations
 
+import hashlib
 import json
 import numbers
 from dataclasses import dataclass, field
@@ -68,7 +69,10 @@ class DatasetSpec:
     ``kind`` is ``"registry"``, ``"files"`` or ``"synthetic"``. ``files`` holds
     ``(role, path)`` pairs (roles ``train``, ``test``, ``data``): relative paths on the data
     search path for registry datasets, paths as written in the config for explicit files.
-    ``checksums`` holds the registry's ``(role, sha256)`` pairs; ``params`` the synthetic
+    ``checksums`` holds ``(role, sha256)`` pairs of the content: the registry's, or for explicit
+    files those :func:`mlx.data.catalog.identify` computed (with role ``xml`` for an ARFF
+    file's Mulan label list); ``named`` says whether ``name`` was given (a file spec's default
+    name is its file name, which does not identify the data); ``params`` the synthetic
     generator's arguments; ``options`` the sorted ``(key, value)`` pairs of the format's other
     options (``sep``, ``header``, ``target``, ``missing``, ``n_targets``; see
     :data:`FORMAT_OPTIONS`). ``source`` and ``key_path`` only serve messages.
@@ -85,6 +89,7 @@ class DatasetSpec:
     xml: str | None = None
     params: tuple = ()
     options: tuple = ()
+    named: bool = True
     source: str | None = field(default=None, compare=False)
     key_path: str = field(default="dataset", compare=False)
 
@@ -100,13 +105,46 @@ class DatasetSpec:
         """Whether there are train and test files (always true for synthetic data)."""
         return self.kind == "synthetic" or {"train", "test"} <= set(self.roles)
 
+    @property
+    def identified(self) -> bool:
+        """Whether every file's content checksum is known (always for registry and synthetic
+        data; for explicit files once :func:`mlx.data.catalog.identify` has read them)."""
+        return self.kind != "files" or set(self.roles) <= {r for r, _ in self.checksums}
+
+    @property
+    def identity(self) -> str:
+        """What the data's random draws are seeded by: the registered name, the explicit
+        ``name`` of a file spec, or else the content checksums of its files, never their
+        location or file names (the same bytes anywhere, gzipped or not, draw the same)."""
+        if self.kind != "files" or self.named:
+            return self.name
+        if not self.identified:
+            raise RuntimeError(f"dataset {self.name!r}: content checksums not computed yet "
+                               "(mlx.data.catalog.identify)")
+        shas = dict(self.checksums)
+        text = "|".join(f"{r}={shas[r]}" for r in self.roles)
+        return "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def checksum_text(self) -> str:
+        """``role=sha256`` of each file, ``;``-separated (empty for synthetic data)."""
+        return ";".join(f"{r}={s}" for r, s in self.checksums)
+
     def key(self) -> str:
-        """Canonical JSON identifying the data (name, format, files, checksums, options,
-        generator parameters, parser version); equal keys mean equal data."""
+        """Canonical JSON identifying the data (name, format, checksums, options, generator
+        parameters, parser version); equal keys mean equal data.
+
+        Once the content checksums are known the files' paths are left out, and so is a file
+        spec's default name: the same bytes read the same way give the same key wherever they
+        lie and whatever their files are called.
+        """
+        identified = self.identified and self.kind != "synthetic"
+        files = [r for r in self.roles] if identified else [list(p) for p in self.files]
         return json.dumps({
-            "name": self.name, "kind": self.kind, "format": self.format, "task": self.task,
-            "files": [list(p) for p in self.files], "checksums": [list(c) for c in self.checksums],
-            "n_labels": self.n_labels, "n_features": self.n_features, "xml": self.xml,
+            "name": self.name if self.named or not identified else None,
+            "kind": self.kind, "format": self.format, "task": self.task,
+            "files": files, "checksums": [list(c) for c in self.checksums],
+            "n_labels": self.n_labels, "n_features": self.n_features,
+            "xml": self.xml if not identified else self.xml is not None,
             "params": [list(p) for p in self.params],
             "options": [list(p) for p in self.options], "parser": PARSER_VERSION,
         }, sort_keys=True, separators=(",", ":"))
@@ -283,7 +321,7 @@ def _from_files(node: dict, source, key_path) -> DatasetSpec:
     files = (("train", train),) + ((("test", test),) if test else ())
     return DatasetSpec(name=name, kind="files", format=fmt, task=task, files=files,
                        n_labels=n_labels, n_features=n_features, xml=xml, options=options,
-                       source=source, key_path=key_path)
+                       named="name" in node, source=source, key_path=key_path)
 
 
 def _formats_with(opt: str) -> str:

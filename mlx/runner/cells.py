@@ -279,7 +279,10 @@ def run_cell(cell) -> dict:
 
 def run_cell_record(cell) -> dict:
     """A cell's record before it runs: status ``ok``, every other field empty."""
-    return {"cell_id": cell.cell_id(), "status": "ok", "message": "", "rank": None,
+    from mlx import __version__
+
+    return {"cell_id": cell.cell_id(), "mlx_version": __version__, "status": "ok",
+            "message": "", "rank": None,
             "seed": None, "selected": None, "trials": None, "mask_fingerprint": None,
             "validation_fingerprint": None, "split_fingerprint": None, "fit_seconds": None,
             "predict_seconds": None, "peak_rss_mb": None, "converged": None, "n_iter": None,
@@ -297,7 +300,7 @@ def _run_cell(cell) -> dict:
         data = cell_data(cell)
         record["split_fingerprint"] = data.split_fingerprint
         record["mask_fingerprint"] = data.label_fingerprint
-        method_seed = seed_of(cell.seed, cell.model_key())
+        method_seed = seed_of(cell.seed, cell.dataset.identity, cell.repetition, cell.method)
         record["seed"] = method_seed
         fixed = json.loads(cell.params)
         chosen = {}

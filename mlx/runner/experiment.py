@@ -8,12 +8,13 @@ import logging
 import os
 import signal
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import yaml
 from tqdm import tqdm
 
+import mlx
 from mlx.config import Config
 from mlx.errors import ConfigError, Interrupted, WriteFailedError
 from mlx.io import atomic_write_text
@@ -126,14 +127,41 @@ def run_experiment(config: Config, *, jobs: int | None = None, force: bool = Fal
             remove_created(created)
 
 
-def _reusable(store: CellStore, cell) -> dict | None:
+def _identified(config, all_cells, cells):
+    """The config and cells with the data identified by content (checksums of the files,
+    :func:`mlx.data.catalog.identify`): cells are keyed and seeded by what the files hold."""
+    from mlx.data.catalog import identify
+
+    dataset = identify(config.dataset)
+    if dataset is config.dataset:
+        return config, all_cells, cells
+    config = replace(config, dataset=dataset)
+    chosen = {c.order for c in cells}
+    all_cells = expand(config)
+    return config, all_cells, [c for c in all_cells if c.order in chosen]
+
+
+def _current(record, other: set):
+    """``record`` when this mlx version computed it; else None (the cell is recomputed), its
+    cell id and version added to ``other``."""
+    if record is None:
+        return None
+    version = record.get("mlx_version") or "unknown"
+    if version != mlx.__version__:
+        other.add((record["cell_id"], version))
+        return None
+    return record
+
+
+def _reusable(store: CellStore, cell, other: set) -> dict | None:
     """A finished cell's record with results for every metric ``cell`` asks for, computed
     from its stored score summaries when the record lacks some (no refit); None when the
-    cell must run (not finished, no summaries for a new metric, no saved model asked for)."""
+    cell must run (not finished, computed by another mlx version (added to ``other``), no
+    summaries for a new metric, no saved model asked for)."""
     from mlx.runner.cells import results_from_summary
     from mlx.runner.models import model_path
 
-    rec = store.get(cell.cell_id())
+    rec = _current(store.get(cell.cell_id()), other)
     if rec is None or rec["status"] != "ok":
         return rec
     if cell.save_model and not model_path(store.dir.parent, cell.cell_id()).is_file():
@@ -163,25 +191,34 @@ def _run_locked(config, out: Path, all_cells, cells, *, jobs, force, only, quiet
     jobs = max(1, min(jobs, len(cells) or 1))
     store = CellStore(out)
     started = time.time()
+    config, all_cells, cells = _identified(config, all_cells, cells)
 
-    records, todo, queued = {}, [], set()
+    records, todo, queued, other = {}, [], set(), set()
     for cell in cells:
-        rec = None if force else _reusable(store, cell)
+        rec = None if force else _reusable(store, cell, other)
         if rec is not None:
             records[cell.cell_id()] = rec
         elif cell.cell_id() not in queued:    # methods differing only in label: one fit
             queued.add(cell.cell_id())
             todo.append(cell)
     n_reused = len(records)
-    # Cells outside --only that finished earlier stay in results.csv.
+    n_other = len(other)
+    # Cells outside --only that finished earlier (with this version) stay in results.csv.
     for cell in all_cells if only else ():
         if cell.cell_id() not in records:
-            rec = store.get(cell.cell_id())
+            rec = _current(store.get(cell.cell_id()), other)
             if rec is not None:
                 records[cell.cell_id()] = rec
     if n_reused:
         _echo(f"{n_reused} of {len(cells)} cells already finished in {out}/cells; "
               f"running {len(todo)} (use --force to recompute)", quiet)
+    if other:
+        versions = ", ".join(sorted({v for _, v in other}))
+        what = [f"recomputing {n_other}"] if n_other else []
+        if len(other) > n_other:
+            what.append(f"{len(other) - n_other} outside --only left out of results.csv")
+        _echo(f"{len(other)} finished cell(s) in {out}/cells were computed by mlx {versions}, "
+              f"not {mlx.__version__}: {'; '.join(what)}", quiet)
 
     if todo:
         # Load (and cache) the data once up front and run every check `mlx validate` runs: a

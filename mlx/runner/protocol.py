@@ -124,7 +124,7 @@ def split_rows(cell, full: Dataset, task) -> tuple[np.ndarray, np.ndarray]:
 
     protocol = json.loads(cell.split)
     classes = task.classes(full.Y) if protocol["stratify"] else None
-    rng = seeding.split_rng(cell.seed, cell.dataset.name, cell.repetition)
+    rng = seeding.split_rng(cell.seed, cell.dataset.identity, cell.repetition)
     try:
         return random_split(full.n_samples, protocol["test_fraction"], rng, classes=classes)
     except ValueError as exc:
@@ -165,14 +165,14 @@ def cell_data(cell) -> CellData:
 
     Y, mask = train.Y, None
     if cell.observed_ratio < 1.0:
-        sampler = MaskSampler(Y.shape, seeding.mask_seed(cell.seed, cell.dataset.name,
+        sampler = MaskSampler(Y.shape, seeding.mask_seed(cell.seed, cell.dataset.identity,
                                                          cell.repetition))
         mask = sampler.mask(cell.observed_ratio)
         Y = apply_mask(Y, mask)
     labelled = None
     if cell.labelled_ratio < 1.0:
         labelled = labelled_rows(train.n_samples, cell.labelled_ratio,
-                                 seeding.labelled_seed(cell.seed, cell.dataset.name,
+                                 seeding.labelled_seed(cell.seed, cell.dataset.identity,
                                                        cell.repetition))
         Y = Y[labelled]
         mask = None if mask is None else mask[labelled]
@@ -198,11 +198,11 @@ def selection_folds(cell, Y_fit, task) -> tuple[list, str]:
     classes = task.classes(Y_fit) if cell.selection_stratify else None
     try:
         if cell.cv:
-            folds = kfold(n, cell.cv, seeding.cv_rng(cell.seed, cell.dataset.name,
+            folds = kfold(n, cell.cv, seeding.cv_rng(cell.seed, cell.dataset.identity,
                                                      cell.repetition), classes=classes)
         else:
             folds = [holdout(n, cell.validation_fraction,
-                             seeding.validation_rng(cell.seed, cell.dataset.name,
+                             seeding.validation_rng(cell.seed, cell.dataset.identity,
                                                     cell.repetition), classes=classes)]
     except ValueError as exc:
         key = "selection.cv" if cell.cv else "selection.validation_fraction"

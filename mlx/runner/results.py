@@ -38,7 +38,7 @@ COLUMNS = ["run_id", "cell_id", "experiment", "dataset", "task", "method", "labe
            "selected", "preprocess", "rank_ratio", "rank", "observed_ratio", "labelled_ratio",
            "repetition", "seed", "split", "metric", "candidate", "value", "n_eval", "status",
            "message", "converged", "n_iter", "split_fingerprint", "mask_fingerprint",
-           "validation_fingerprint", "fit_seconds", "predict_seconds", "cell_seconds",
+           "validation_fingerprint", "data_sha256", "fit_seconds", "predict_seconds", "cell_seconds",
            "peak_rss_mb"]
 VALIDATION = "validation"   # the split name of the selection candidates' rows
 TIMING_COLUMNS = ("run_id", "fit_seconds", "predict_seconds", "cell_seconds", "peak_rss_mb")
@@ -112,6 +112,7 @@ def records_to_frame(cells, records: dict, run_id: str) -> pd.DataFrame:
             "split_fingerprint": rec.get("split_fingerprint") or "official",
             "mask_fingerprint": rec.get("mask_fingerprint"),
             "validation_fingerprint": rec.get("validation_fingerprint"),
+            "data_sha256": cell.dataset.checksum_text(),
             "fit_seconds": rec.get("fit_seconds"), "predict_seconds": rec.get("predict_seconds"),
             "cell_seconds": rec.get("cell_seconds"),
             "peak_rss_mb": rec.get("peak_rss_mb"), "candidate": "",

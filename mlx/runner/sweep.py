@@ -73,10 +73,12 @@ class Cell:
         return max(rank, min(n_labels, self.rank_floor))
 
     def model_key(self) -> str:
-        """What determines the fitted model (and so the method's seed).
+        """What determines the fitted model: the data by content (:meth:`DatasetSpec.key`),
+        the protocol and the method's settings. (The method's seed depends on fewer names, so
+        that the settings of one method share their draws: :func:`mlx.seeding.method_seed`.)
 
         Settings at their defaults are left out, so adding a protocol option never changes
-        the ids (and seeds) of cells that do not use it.
+        the ids of cells that do not use it.
         """
         selecting = self.select != "{}"
         key = {

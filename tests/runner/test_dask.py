@@ -117,6 +117,9 @@ def test_shipped_data_gives_the_same_results(tmp_path, cluster, local_runs):
 
 def test_a_shipped_dataset_is_never_read_from_disk(tmp_path):
     """A worker primed with shipped data runs cells of a dataset whose file it cannot see."""
+    from dataclasses import replace
+
+    from mlx.data.catalog import identify
     from mlx.runner import protocol
     from mlx.runner.sweep import expand
 
@@ -129,7 +132,8 @@ def test_a_shipped_dataset_is_never_read_from_disk(tmp_path):
         methods: [{{name: constant}}]
         metrics: [mse]
         """, "csv")
-    cells = expand(load_config(cfg))
+    config = load_config(cfg)
+    cells = expand(replace(config, dataset=identify(config.dataset)))
     loaded = protocol.load_data(cells[0].dataset, whole=True)
     data.unlink()
     protocol._DATA_MEMO.clear()
