@@ -13,6 +13,7 @@ from mlx.methods import leml  # noqa: F401
 from mlx.methods import lsvv  # noqa: F401
 from mlx.methods import mom  # noqa: F401
 from mlx.methods import wsabie  # noqa: F401
+from mlx.methods import xmc  # noqa: F401
 from mlx.methods.bcs import BCS
 from mlx.methods.br import BR
 from mlx.methods.constant import Constant
@@ -22,6 +23,7 @@ from mlx.methods.leml import LEML
 from mlx.methods.lsvv import LSVV
 from mlx.methods.mom import MoM
 from mlx.methods.wsabie import WSABIE
+from mlx.methods.xmc import PLT, Omikuji
 
 __all__ = ["METHODS", "BCS", "BR", "CPLST", "Constant", "LEML", "LSVV", "Landmark", "MoM",
-           "WSABIE"]
+           "Omikuji", "PLT", "WSABIE"]
