@@ -260,8 +260,9 @@ class PLT(_TreeMethod):
 
 @METHODS.register("omikuji")
 class Omikuji(_TreeMethod):
-    """Partitioned label trees (Omikuji): Parabel by default, Bonsai with
-    ``cluster_k=100, cluster_balanced=False, max_depth=3``.
+    """Partitioned label trees from Omikuji: Parabel by default, Bonsai by its parameters.
+
+    Bonsai: ``cluster_k=100, cluster_balanced=False, max_depth=3``.
 
     Each tree splits the labels recursively by (balanced) k-means on label centroids and
     trains a linear classifier (hinge or logistic loss) per node; prediction is a beam search
