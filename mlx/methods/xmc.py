@@ -177,8 +177,8 @@ class PLT(_TreeMethod):
     n_threads : int, default=1
         Training threads. With the primal solver, one and two threads gave identical scores.
     random_state : None or int, default=None
-        Seed of the tree building (napkinXC ``seed``); None draws one from numpy's global
-        generator.
+        Seed of the tree building: napkinXC's ``seed`` is ``random_state mod (2^31 - 1)``;
+        None draws one from numpy's global generator.
 
     Notes
     -----
@@ -193,7 +193,7 @@ class PLT(_TreeMethod):
         "max_leaves": [Interval(numbers.Integral, 1, None, closed="left")],
         "solver": [StrOptions({"primal", "dual"})],
         "n_threads": [Interval(numbers.Integral, 1, None, closed="left")],
-        "random_state": [None, Interval(numbers.Integral, 0, 2 ** 31 - 1)],
+        "random_state": [None, Interval(numbers.Integral, 0, None, closed="left")],
     }
 
     def __init__(self, *, c: float = 10.0, arity: int = 2, max_leaves: int = 100,
@@ -225,6 +225,7 @@ class PLT(_TreeMethod):
         seed = self.random_state
         if seed is None:
             seed = int(np.random.randint(0, 2 ** 31 - 1))
+        seed = int(seed) % (2 ** 31 - 1)  # napkinXC's seed is a C int
         P = data.positives
         self.message_ = None
         self.seed_ = seed

@@ -81,6 +81,16 @@ def test_plt_learns_and_is_reproducible_across_threads(problem):
         PLT(random_state=5, n_threads=2).fit(train.X, train.Y).decision_function(test.X), scores)
 
 
+def test_plt_takes_the_runners_seeds_above_2_31():
+    """The runner's method seeds go up to 2^32 - 1; napkinXC's seed is a C int."""
+    X = sp.csr_matrix(np.eye(6, 3) + 0.5)
+    Y = sp.csr_matrix(np.tile([[1.0, 0], [0, 1]], (3, 1)))
+    big = PLT(random_state=2 ** 32 - 1).fit(X, Y)
+    assert big.seed_ == (2 ** 32 - 1) % (2 ** 31 - 1)
+    np.testing.assert_array_equal(big.decision_function(X), PLT(random_state=big.seed_).fit(
+        X, Y).decision_function(X))
+
+
 def test_plt_dual_solver_is_the_packages_default_and_close(problem):
     """The dual solver is not reproducible (unseeded coordinate order); its scores stay
     close to the primal solver's on a learnable problem."""
