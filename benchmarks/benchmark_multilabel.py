@@ -26,6 +26,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
+import yaml
 
 from mlx.ranks import average_ranks, critical_difference, friedman, plot_cd_diagram
 
@@ -56,6 +57,17 @@ def load(results_dir: Path):
                     entry["fit"][row["cell_id"]] = float(row["fit_seconds"])
                 if row["value"] not in ("", "nan"):
                     entry["metrics"][row["metric"]].append(float(row["value"]))
+    # Methods of a config without any row (never run, or every cell failed: a failed cell
+    # leaves no row): listed, not dropped.
+    for resolved in sorted(results_dir.glob("*/config.resolved.yaml")):
+        config = yaml.safe_load(resolved.read_text(encoding="utf-8"))
+        name = config["dataset"] if isinstance(config["dataset"], str) else resolved.parent.name
+        for m in config["methods"]:
+            label = m.get("label") or m["name"]
+            if label not in data.setdefault(name, {}):
+                data[name][label] = {"metrics": {}, "fit": {}, "method": m["name"], "status": {
+                    "-": ("no result", "not run yet, or every cell failed (see the run's "
+                                       "output)")}}
     return data, manifests
 
 
