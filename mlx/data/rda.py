@@ -9,7 +9,7 @@ only the non-zero entries of each numeric column, so rcv1sub1 loads in a few sec
 
 The decoder is strict: it understands the R types a saved list of data frames and vectors
 is made of (NULL, symbols, pairlists, logical, integer, double and character vectors, lists,
-references to symbols) and stops with a one-line :class:`~mlx.errors.DataFormatError`
+references to symbols, and the compact sequences and wrappers R >= 3.5 may write) and stops with a one-line :class:`~mlx.errors.DataFormatError`
 naming the file, the type and the byte offset in the decompressed stream on anything else.
 
 How an ``mldr`` object becomes a :class:`~mlx.data.dataset.Dataset`
@@ -49,7 +49,7 @@ __all__ = ["Column", "Strings", "RList", "read_rds_object", "read_mldr", "read_m
 # R SEXP type codes (src/include/Rinternals.h) and the pseudo-types of serialize.c
 _NILSXP, _SYMSXP, _LISTSXP, _CHARSXP = 0, 1, 2, 9
 _LGLSXP, _INTSXP, _REALSXP, _STRSXP, _VECSXP = 10, 13, 14, 16, 19
-_REFSXP, _NILVALUE_SXP = 255, 254
+_REFSXP, _NILVALUE_SXP, _ALTREP_SXP = 255, 254, 238
 _TYPE_NAMES = {
     0: "NULL", 1: "symbol", 2: "pairlist", 3: "closure", 4: "environment", 5: "promise",
     6: "language", 7: "special", 8: "builtin", 9: "CHARSXP", 10: "logical", 13: "integer",
@@ -120,6 +120,17 @@ class RList:
 
 class _Symbol(str):
     """An R symbol (a name)."""
+
+
+def _column(kind: int, a: np.ndarray) -> Column:
+    """The sparse :class:`Column` of a dense vector of R type ``kind``."""
+    rows = np.flatnonzero(a)  # NaN (NA) is non-zero
+    if kind == _REALSXP:
+        values = a[rows].astype(np.float64)
+        return Column("double", a.size, rows, values, int(np.count_nonzero(np.isnan(values))))
+    values = a[rows].astype(np.int64)
+    na = int(np.count_nonzero(values == _NA_INT))
+    return Column("integer" if kind == _INTSXP else "logical", a.size, rows, values, na)
 
 
 # ----------------------------------------------------------------------------- decoder
@@ -194,6 +205,8 @@ class _Decoder:
             return self.charsxp(flags)
         if kind == _LISTSXP:
             return self.pairlist(has_attr, has_tag)
+        if kind == _ALTREP_SXP:
+            return self.altrep(at)
         if kind in (_LGLSXP, _INTSXP, _REALSXP):
             value = self.numeric(kind)
         elif kind == _STRSXP:
@@ -205,6 +218,32 @@ class _Decoder:
             self.fail(f"unexpected R object of type {name} (code {kind})", at)
         if has_attr:
             value.attrs = self.attributes()
+        return value
+
+    def altrep(self, at: int):
+        """A compact vector of R >= 3.5 (serialisation version 3): ``1:n`` sequences and
+        wrappers around an ordinary vector; any other ALTREP class is an error."""
+        info = self.item()
+        if not (isinstance(info, list) and info and isinstance(info[0][1], _Symbol)):
+            self.fail("an ALTREP object without a class", at)
+        cls = str(info[0][1])
+        state = self.item()
+        attrs = self.item()
+        if cls in ("compact_intseq", "compact_realseq") and isinstance(state, Column) \
+                and state.n == 3 and not state.na:
+            n, start, step = state.dense()
+            kind = _INTSXP if cls == "compact_intseq" else _REALSXP
+            value = _column(kind, start + step * np.arange(int(n), dtype=np.float64))
+        elif cls.startswith("wrap_") and isinstance(state, RList) and state.items \
+                and isinstance(state.items[0], (Column, Strings)):
+            value = state.items[0]
+        else:
+            self.fail(f"an ALTREP object of class {cls}, which this reader does not expand "
+                      "(it expands compact sequences and wrappers)", at)
+        if attrs is not None:
+            if not isinstance(attrs, list):
+                self.fail("attributes that are not a pairlist", at)
+            value.attrs = {str(tag): v for tag, v in attrs}
         return value
 
     def attributes(self) -> dict:
@@ -249,16 +288,8 @@ class _Decoder:
     def numeric(self, kind: int) -> Column:
         n = self.length()
         if kind == _REALSXP:
-            a = np.frombuffer(self.read(8 * n), dtype=">f8")
-            rows = np.flatnonzero(a)  # NaN (NA) is non-zero
-            values = a[rows].astype(np.float64)
-            na = int(np.count_nonzero(np.isnan(values)))
-            return Column("double", n, rows, values, na)
-        a = np.frombuffer(self.read(4 * n), dtype=">i4")
-        rows = np.flatnonzero(a)
-        values = a[rows].astype(np.int64)
-        na = int(np.count_nonzero(values == _NA_INT))
-        return Column("integer" if kind == _INTSXP else "logical", n, rows, values, na)
+            return _column(kind, np.frombuffer(self.read(8 * n), dtype=">f8"))
+        return _column(kind, np.frombuffer(self.read(4 * n), dtype=">i4"))
 
     def strings(self) -> Strings:
         n = self.length()

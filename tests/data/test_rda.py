@@ -172,6 +172,36 @@ def test_a_file_spec_reads_an_rda_file(tmp_path):
     np.testing.assert_array_equal(ds.Y.toarray(), Y_TOY)
 
 
+def altrep(cls, state, attributes=None):
+    info = b"".join(_flags(2) + item for item in (sym(cls), sym("base"), integer([13]))) + NIL
+    return _flags(238) + info + state + (pairlist(attributes) if attributes else NIL)
+
+
+def test_version_3_with_compact_sequences(tmp_path):
+    """R >= 3.5 writes 1:n as an ALTREP compact sequence and may wrap vectors."""
+    frame = data_frame({"a": real([0, 1.5]), "b": altrep("wrap_real", rlist(
+        [real([2, 0]), integer([0, 1])])), "y": real([1, 1])}, 2)
+    obj = mldr_object(frame, [1, 2], [3], ["y"])
+    features = integer([1, 2])
+    assert obj.count(features) == 1
+    obj = obj.replace(features, altrep("compact_intseq", real([2, 1, 1])))
+    header = b"RDX3\nX\n" + struct.pack(">iii", 3, 0x040302, 0x030500) + \
+        struct.pack(">i", 5) + b"UTF-8"
+    body = _flags(2, tag=True) + sym("v3") + obj + NIL
+    path = write(tmp_path, "v3.rda", header + body)
+    ds = read_mldr(path)
+    np.testing.assert_array_equal(ds.X.toarray(), [[0, 2], [1.5, 0]])
+    np.testing.assert_array_equal(ds.Y.toarray(), [[1], [1]])
+    other = altrep("deferred_string", integer([1]))
+    bad = write(tmp_path, "bad3.rda", header + _flags(2, tag=True) + sym("v3")
+                + rlist([other]) + NIL)
+    offset = (header + _flags(2, tag=True) + sym("v3") + rlist([other])).index(other)
+    assert _error(bad) == (f"{bad}: an ALTREP object of class deferred_string, which this "
+                           "reader does not expand (it expands compact sequences and "
+                           f"wrappers) at byte {offset} of the decompressed R serialisation; an "
+                           "mldr .rda file holds a list of data frames and vectors")
+
+
 # ----------------------------------------------------------------------------- errors
 def _error(path) -> str:
     with pytest.raises(DataFormatError) as exc:
@@ -201,8 +231,7 @@ def test_truncated_and_corrupt_files(tmp_path):
 
 
 @pytest.mark.parametrize("kind, name", [(3, "closure"), (4, "environment"), (15, "complex"),
-                                        (24, "raw"), (25, "S4 object"),
-                                        (238, "ALTREP object"), (99, "unknown")])
+                                        (24, "raw"), (25, "S4 object"), (99, "unknown")])
 def test_unexpected_r_types_are_named(tmp_path, kind, name):
     bad = _flags(kind) + b"\0" * 16
     payload = rda("x", rlist([strings(["a"]), bad]))
