@@ -321,3 +321,20 @@ def test_agrees_with_rdata_on_the_staged_files(name, staged):
     Y = frame.iloc[:, label_cols].to_numpy(dtype=float)
     np.testing.assert_array_equal(ds.Y.toarray(), Y)
     np.testing.assert_array_equal(np.diff(ds.Y.indptr), frame[".labelcount"].to_numpy())
+
+
+@pytest.mark.data
+def test_a_truncated_real_file_is_a_one_line_error(staged, tmp_path):
+    data = staged("mldr/stackex_coffee.rda").read_bytes()
+    cut = tmp_path / "cut.rda"
+    cut.write_bytes(data[: len(data) // 2])
+    with pytest.raises(DataFormatError) as exc:
+        read_mldr(cut)
+    assert str(exc.value).startswith(f"{cut}: corrupt or truncated compressed data (")
+    assert "\n" not in str(exc.value)
+    # the same bytes decompressed, then cut inside the data frame
+    raw = tmp_path / "raw.rda"
+    raw.write_bytes(lzma.decompress(data)[:100_000])
+    with pytest.raises(DataFormatError) as exc:
+        read_mldr(raw)
+    assert str(exc.value).startswith(f"{raw}: the file ends early (wanted ")
