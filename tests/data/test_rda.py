@@ -316,10 +316,13 @@ def test_agrees_with_rdata_on_the_staged_files(name, staged):
     label_cols = np.asarray(obj["labels"]["index"], dtype=int) - 1
     assert ds.label_names == tuple(frame.columns[label_cols])
     assert ds.label_names == tuple(obj["labels"].index)
-    X = frame.iloc[:, features].to_numpy(dtype=float)
-    np.testing.assert_array_equal(ds.X.toarray(), X)
-    Y = frame.iloc[:, label_cols].to_numpy(dtype=float)
-    np.testing.assert_array_equal(ds.Y.toarray(), Y)
+    assert ds.X.shape == (len(frame), features.size)
+    for mine, cols in ((ds.X.tocsc(), features), (ds.Y.tocsc(), label_cols)):
+        for k, j in enumerate(cols):  # column by column: no second dense copy of the frame
+            col = np.asarray(frame.iloc[:, j], dtype=float)
+            lo, hi = mine.indptr[k], mine.indptr[k + 1]
+            np.testing.assert_array_equal(mine.indices[lo:hi], np.flatnonzero(col))
+            np.testing.assert_array_equal(mine.data[lo:hi], col[mine.indices[lo:hi]])
     np.testing.assert_array_equal(np.diff(ds.Y.indptr), frame[".labelcount"].to_numpy())
 
 
