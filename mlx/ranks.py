@@ -124,23 +124,26 @@ def plot_cd_diagram(names, ranks, cd: float, path, *, title: str = "") -> None:
     labels = [names[i] for i in order]
     k = len(labels)
     half = (k + 1) // 2
-    fig, ax = plt.subplots(figsize=(7, 1.2 + 0.28 * half + 0.2 * len(cliques(r, cd))))
+    runs = cliques(r, cd)
+    base = 0.3 + 0.12 * len(runs)  # labels start below the clique bars
+    step = 0.35
+    fig, ax = plt.subplots(figsize=(7, 1.0 + 0.6 * (base + half * step)))
     lo, hi = 1, max(k, 2)
     ax.set_xlim(lo - 0.5, hi + 0.5)
-    ax.set_ylim(-(half + 1.5), 1.2)
+    ax.set_ylim(-(base + half * step + 0.1), 1.2)
     ax.hlines(0, lo, hi, color="black")
     for t in range(lo, hi + 1):
         ax.vlines(t, 0, 0.15, color="black")
         ax.text(t, 0.25, str(t), ha="center", va="bottom", fontsize=8)
     for i, (name, rank) in enumerate(zip(labels, r)):
         if i < half:
-            y, x_text, ha = -(i + 1) * 0.5, lo - 0.4, "left"
+            y, x_text, ha = -(base + i * step), lo - 0.4, "left"
         else:
-            y, x_text, ha = -(k - i) * 0.5, hi + 0.4, "right"
+            y, x_text, ha = -(base + (k - 1 - i) * step), hi + 0.4, "right"
         ax.plot([rank, rank, x_text], [0, y, y], color="black", lw=0.8)
-        ax.text(x_text, y + 0.05, f"{name} ({rank:.2f})", ha=ha, va="bottom", fontsize=8)
-    for n, (a, b) in enumerate(cliques(r, cd)):
-        y = -0.15 - 0.12 * n
+        ax.text(x_text, y + 0.03, f"{name} ({rank:.2f})", ha=ha, va="bottom", fontsize=8)
+    for n, (a, b) in enumerate(runs):
+        y = -0.12 - 0.12 * n
         ax.hlines(y, r[a] - 0.03, r[b] + 0.03, color="tab:red", lw=2.5)
     ax.hlines(0.85, lo, lo + cd, color="black", lw=1.5)
     ax.text(lo + cd / 2, 0.9, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=8)
