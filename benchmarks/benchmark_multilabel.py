@@ -173,6 +173,11 @@ def render(results_dir: Path, out: Path, figures: Path) -> str:
                   f"![CD diagram]({_rel(cd_path, out)})", "",
                   f"![fit time vs P@1]({_rel(scatter_path, out)})",
                   ""]
+    missing = sorted(p.stem for p in Path("configs/benchmark").glob("*.yaml")
+                     if not (results_dir / p.stem / "results.csv").is_file())
+    if missing:
+        lines += [f"Not in these tables (no results.csv under {results_dir}/: not run, or "
+                  f"interrupted before the run wrote it): {', '.join(missing)}.", ""]
     lines += ["## Per data set", ""]
     for d in datasets:
         lines += _dataset_table(d, data[d])
