@@ -42,6 +42,9 @@ from mlx.methods.base import (BOOL, METHODS, BaseMethod, Interval, InvalidParame
 
 __all__ = ["PLT", "Omikuji"]
 
+_NO_THRESHOLD = ("Omikuji only ranks labels: it has no decision threshold, so predict (and score "
+                 "on a 1-D y), which these checks call, raise ValueError; use decision_function")
+
 _EXTRA = "pip install 'mlx-multilabel[xmc]'"
 
 
@@ -143,7 +146,7 @@ class _TreeMethod(BaseMethod):
                          "scores 0")
         return True
 
-    def decision_function(self, X) -> np.ndarray:
+    def _decision_function(self, X) -> np.ndarray:
         check_is_fitted(self, "model_files_")
         X = check_n_features(type(self).__name__, X, self.n_features_in_)
         scores = np.zeros((X.shape[0], self.n_labels_), dtype=np.float64)
@@ -215,7 +218,7 @@ class PLT(_TreeMethod):
                     liblinear_solver="L2R_LR" if self.solver == "primal" else "L2R_LR_DUAL",
                     threads=int(self.n_threads), seed=seed, verbose=0)
 
-    def fit(self, X, Y, *, observed=None):
+    def _fit(self, X, Y, *, observed=None):
         """Build the tree and train its node classifiers on ``X`` and the label sets of
         ``Y``."""
         data = self._fit_data(X, Y, observed)
@@ -240,6 +243,7 @@ class PLT(_TreeMethod):
             self.model_files_ = _read_dir(Path(tmp))
         self.n_features_in_ = data.n_features
         self.n_labels_ = data.n_labels
+        self._model()  # loaded now, so scoring leaves the fitted state unchanged
         return self
 
     def _load(self, path: Path):
@@ -300,6 +304,27 @@ class Omikuji(_TreeMethod):
 
     _package = "omikuji"
     reproducible = False
+    _expected_failed_checks = {   # scikit-learn's check_estimator (see expected_failed_checks)
+        "check_fit_score_takes_y": _NO_THRESHOLD,
+        "check_estimators_dtypes": _NO_THRESHOLD,
+        "check_dtype_object": _NO_THRESHOLD,
+        "check_pipeline_consistency": _NO_THRESHOLD,
+        "check_estimator_sparse_array": _NO_THRESHOLD,
+        "check_estimator_sparse_matrix": _NO_THRESHOLD,
+        "check_estimators_pickle": _NO_THRESHOLD,
+        "check_f_contiguous_array_estimator": _NO_THRESHOLD,
+        "check_classifier_data_not_an_array": _NO_THRESHOLD,
+        "check_classifiers_one_label": _NO_THRESHOLD,
+        "check_classifiers_classes": _NO_THRESHOLD,
+        "check_classifiers_train": _NO_THRESHOLD,
+        "check_classifiers_multilabel_representation_invariance": _NO_THRESHOLD,
+        "check_classifiers_multilabel_output_format_predict": _NO_THRESHOLD,
+        "check_supervised_y_2d": _NO_THRESHOLD,
+        "check_methods_sample_order_invariance": _NO_THRESHOLD,
+        "check_methods_subset_invariance": _NO_THRESHOLD,
+        "check_dict_unchanged": _NO_THRESHOLD,
+        "check_fit_idempotent": _NO_THRESHOLD,
+    }
     _parameter_constraints = {
         "n_trees": [Interval(numbers.Integral, 1, None, closed="left")],
         "max_depth": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -329,7 +354,7 @@ class Omikuji(_TreeMethod):
     def threshold(self) -> None:
         return None
 
-    def fit(self, X, Y, *, observed=None):
+    def _fit(self, X, Y, *, observed=None):
         """Write the training file and train the forest on it."""
         data = self._fit_data(X, Y, observed)
         omikuji = _import(self.name, "omikuji")
@@ -371,6 +396,7 @@ class Omikuji(_TreeMethod):
         if dropped:
             self.message_ = (f"omikuji: {dropped} training row(s) without features left out "
                              "(the package cannot load rows with labels but no features)")
+        self._model()  # loaded now, so scoring leaves the fitted state unchanged
         return self
 
     def _load(self, path: Path):
