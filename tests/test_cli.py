@@ -165,7 +165,7 @@ def test_methods_unknown_name_suggests():
     r = invoke("methods", "lem")
     assert r.exit_code == 2
     assert r.output == ("Error: unknown method 'lem'. Did you mean 'leml'? Available methods: "
-                        "bcs, br, constant, cplst, landmark, leml, lsvv, mom, wsabie\n")
+                        "bcs, br, constant, cplst, landmark, leml, lsvv, mom, omikuji, plt, wsabie\n")
 
 
 def test_parameter_meanings_parse_numpydoc():
@@ -273,7 +273,7 @@ def test_datasets_convert_on_files(tmp_path, monkeypatch):
      "Error: --n-labels: must be an int >= 1. Got 0 instead."),
     (["--format", "arf", "d/toy-train.arff"], 2,
      "Error: --format: must be one of 'arff', 'arff-regression', 'libsvm-multilabel', "
-     "'libsvm-multiclass', 'xc', 'csv'. Got 'arf' instead. Did you mean 'arff'?"),
+     "'libsvm-multiclass', 'xc', 'csv', 'mldr'. Got 'arf' instead. Did you mean 'arff'?"),
     (["--format", "arff", "--task", "regression", "d/toy-train.arff"], 2,
      "Error: --task: must be 'multilabel' for format 'arff' (the only task it can be read as). "
      "Got 'regression' instead."),

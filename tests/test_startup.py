@@ -44,7 +44,7 @@ def test_lazy_registry_lists_every_method_and_suggests():
     from mlx.methods import METHODS
 
     assert METHODS.names() == ["bcs", "br", "constant", "cplst", "landmark", "leml", "lsvv",
-                               "mom", "wsabie"]
+                               "mom", "omikuji", "plt", "wsabie"]
     assert "leml" in METHODS
     assert METHODS.get("leml").name == "leml"
     with pytest.raises(UnknownNameError, match="Did you mean 'leml'"):

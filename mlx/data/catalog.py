@@ -193,7 +193,7 @@ def _mulan_xml_beside(spec: DatasetSpec, paths: dict, xml: Path | None) -> Path 
 
 
 def _parse(spec: DatasetSpec, paths: dict, xml: Path | None, beside: Path | None) -> dict:
-    from mlx.data import arff, delimited, libsvm, xc_repo
+    from mlx.data import arff, delimited, libsvm, rda, xc_repo
 
     roles = list(paths)
     files = [paths[r] for r in roles]
@@ -219,6 +219,8 @@ def _parse(spec: DatasetSpec, paths: dict, xml: Path | None, beside: Path | None
         parts = xc_repo.read_xc_files(files, name=spec.name)
     elif fmt == "csv":
         parts = delimited.read_delimited_files(files, task=spec.task, name=spec.name, **options)
+    elif fmt == "mldr":
+        parts = rda.read_mldr_files(files, name=spec.name)
     else:  # pragma: no cover - resolve_dataset validates formats
         raise ValueError(f"unknown format {fmt!r}")
     parts = dict(zip(roles, parts))

@@ -29,6 +29,7 @@ FORMATS = {
     "libsvm-multiclass": "multiclass",
     "xc": "multilabel",
     "csv": "regression",
+    "mldr": "multilabel",
 }
 
 #: The tasks a format can be read as (``task:`` of a file spec or registry entry); the first
@@ -41,6 +42,7 @@ FORMAT_TASKS = {
     "libsvm-multiclass": ("multiclass", "ordinal"),
     "xc": ("multilabel",),
     "csv": ("regression", "ordinal", "multiclass"),
+    "mldr": ("multilabel",),
 }
 
 #: The options each format takes (file-spec keys, and keys of a registry entry).
@@ -53,6 +55,7 @@ FORMAT_OPTIONS = {
     "libsvm-multiclass": ("n_features",),
     "xc": (),
     "csv": ("sep", "header", "target", "missing", "bins"),
+    "mldr": (),
 }
 
 _OPTION_WHAT = {"n_labels": "the number of labels", "n_features": "the number of features",
@@ -333,7 +336,7 @@ def _default_name(train: str) -> str:
     """``data/bibtex-train.arff.gz`` -> ``bibtex``; ``bibtex/train.svm`` -> ``bibtex``."""
     path = Path(train)
     name = path.name
-    for suffix in (".gz", ".arff", ".svm", ".txt", ".libsvm", ".scale", ".csv"):
+    for suffix in (".gz", ".arff", ".svm", ".txt", ".libsvm", ".scale", ".csv", ".rda"):
         if name.endswith(suffix):
             name = name[: -len(suffix)]
     for sep in ("-", "_", "."):
@@ -441,6 +444,7 @@ def resolve_dataset(node, *, source: str | None = None, key_path: str = "dataset
         {format: libsvm-multilabel, train: ..., test: ..., n_features: D, n_labels: L}
         {format: libsvm-multiclass, train: ..., test: ..., n_features: D}
         {format: xc, train: ..., test: ...}        # widths from the header
+        {format: mldr, train: PATH.rda}            # an R mldr object (mlx.data.rda)
         {format: arff-regression, train: ..., n_targets: T, missing: error|nan}
         {format: csv, train: ..., test: ..., sep: ',', header: true, target: NAME|COLUMN,
          missing: error|nan, task: regression|ordinal|multiclass}

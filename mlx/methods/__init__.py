@@ -12,20 +12,22 @@ METHODS = Registry("method")
 
 for _name in ("bcs", "br", "constant", "cplst", "landmark", "leml", "lsvv", "mom", "wsabie"):
     METHODS.register_lazy(_name, f"mlx.methods.{_name}")
+for _name in ("plt", "omikuji"):   # the optional extreme-classification methods
+    METHODS.register_lazy(_name, "mlx.methods.xmc")
 del _name
 
 _CLASSES = {"BCS": "bcs", "BR": "br", "Constant": "constant", "CPLST": "cplst",
             "Landmark": "landmark", "LEML": "leml", "LSVV": "lsvv", "MoM": "mom",
-            "WSABIE": "wsabie"}
+            "WSABIE": "wsabie", "PLT": "plt", "Omikuji": "omikuji"}
 
 __all__ = ["METHODS", "BCS", "BR", "CPLST", "Constant", "LEML", "LSVV", "Landmark", "MoM",
-           "WSABIE"]
+           "Omikuji", "PLT", "WSABIE"]
 
 
 def __getattr__(name):
     if name in _CLASSES:
         return METHODS.get(_CLASSES[name])
-    if name in METHODS:  # a method's module, e.g. mlx.methods.leml
+    if name in METHODS and name not in ("plt", "omikuji"):  # a method's module, e.g. mlx.methods.leml
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")

@@ -200,12 +200,17 @@ class BaseMethod(BaseEstimator):
         Whether ``fit`` accepts a partially observed label matrix.
     uses_rank : bool
         Whether the method consumes ``rank`` (k) from the sweep's ``rank_ratio`` or ``rank``.
+    reproducible : bool
+        Whether two fits with the same parameters (and ``random_state``) on the same data give
+        the same scores. False only for a method whose package cannot be seeded; its
+        docstring says what varies.
     """
 
     name: ClassVar[str] = ""
     tasks: ClassVar[tuple] = ("multilabel",)
     supports_missing_labels: ClassVar[bool] = False
     uses_rank: ClassVar[bool] = False
+    reproducible: ClassVar[bool] = True
     _parameter_constraints: ClassVar[dict[str, list]] = {}
 
     # -- parameters ---------------------------------------------------------

@@ -201,6 +201,8 @@ def _check_method_settings(cells, sizes: dict) -> None:
                 where = f"methods[{cell.method_index}].{section}.{exc.param}"
                 if exc.param == "rank":
                     where = "sweep.rank" if cell.rank is not None else "sweep.rank_ratio"
+                elif exc.param == "name":  # the method cannot run at all (a missing package)
+                    where = f"methods[{cell.method_index}].name"
                 raise ConfigError(cell.dataset.source, where, str(exc)) from None
 
 

@@ -248,11 +248,11 @@ ALL_KEYS = ("bins, format, header, missing, n_features, n_labels, n_targets, nam
      "only 'synthetic' and 'name')"),
     ({"format": "libsvm", "train": "a"},
      "c.yaml: dataset.format: must be one of 'arff', 'arff-regression', 'libsvm-multilabel', "
-     "'libsvm-multiclass', 'xc', 'csv'. Got 'libsvm' instead. Did you mean 'libsvm-multilabel' or "
+     "'libsvm-multiclass', 'xc', 'csv', 'mldr'. Got 'libsvm' instead. Did you mean 'libsvm-multilabel' or "
      "'libsvm-multiclass'?"),
     ({"format": "arf", "train": "a"},
      "c.yaml: dataset.format: must be one of 'arff', 'arff-regression', 'libsvm-multilabel', "
-     "'libsvm-multiclass', 'xc', 'csv'. Got 'arf' instead. Did you mean 'arff'?"),
+     "'libsvm-multiclass', 'xc', 'csv', 'mldr'. Got 'arf' instead. Did you mean 'arff'?"),
     ({"format": "xc", "train": "a", "n_features": 5},
      "c.yaml: dataset.n_features: is not used with format 'xc' (the number of features is "
      "only set for 'libsvm-multilabel' and 'libsvm-multiclass')"),
@@ -264,7 +264,7 @@ ALL_KEYS = ("bins, format, header, missing, n_features, n_labels, n_targets, nam
      "c.yaml: dataset: a file spec needs 'train' (the training file; 'test' is optional)"),
     ({"train": "a"},
      "c.yaml: dataset: a file spec needs 'format' (one of arff, arff-regression, "
-     "libsvm-multilabel, libsvm-multiclass, xc, csv) and 'train'"),
+     "libsvm-multilabel, libsvm-multiclass, xc, csv, mldr) and 'train'"),
     ({"name": 5}, "c.yaml: dataset.name: must be a registered dataset name. Got 5 instead."),
     (42, "c.yaml: dataset: must be a registered dataset name, {name: NAME}, a file spec "
          "{format, train, test, ...} or {synthetic: {...}}. Got 42 instead."),
@@ -526,8 +526,13 @@ def _close(actual: float, printed: str) -> bool:
     return abs(actual - float(printed)) <= 0.5 * 10.0 ** -decimals + 1e-9
 
 
+# The rcv1 subsets decompress 2.3 GB each (10 s or more): one in the quick suite.
+_SLOW_TO_READ = {f"rcv1sub{i}" for i in range(2, 6)}
+
+
 @pytest.mark.data
-@pytest.mark.parametrize("name", list_datasets())
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in _SLOW_TO_READ
+                                  else n for n in list_datasets()])
 def test_registered_statistics_match_the_data(name, data_dirs):
     entry = _raw_registry()[name]
     files = {role: f for role, f in entry["files"].items() if role != "xml"}

@@ -1,6 +1,7 @@
 """Contract checks shared by every registered method (after scikit-learn's ``check_estimator``).
 
-Every name in ``METHODS`` gets the whole battery; a new method needs no entry here; it is
+Every name in ``METHODS`` gets the whole battery (a method that is not ``reproducible``
+skips the comparisons of two separate fits); a new method needs no entry here; it is
 checked with its default parameters (plus ``rank=2`` when it ``uses_rank`` and a fixed
 ``random_state`` when it has one). ``VARIANTS`` lists, per method, parameter sets that take
 materially different code paths (losses, solvers, bias, no regularisation), kept small so the
@@ -230,6 +231,14 @@ def _tiny_problems(task="multilabel"):
         return {"n<d-two-levels": (X, sp.csr_matrix(np.array([[1.0], [2], [1], [2], [2]])))}
     Y = sp.csr_matrix(np.array([[1.0], [0.0], [1.0], [0.0], [0.0]]))
     return {"n<d-one-label": (X, Y), "no-positives": (X2, sp.csr_matrix((8, 3)))}
+
+
+def _two_fits_comparable(name):
+    """Tests that compare the scores of two separate fits need a reproducible method; the
+    others (omikuji: its package has no seed) have their input handling checked on what they
+    hand to the package, in their own test module."""
+    if not METHODS.get(name).reproducible:
+        pytest.skip(f"{name} is not reproducible (see its docstring); two fits differ")
 
 
 def _score_in_batches(method, X, sizes):
@@ -532,6 +541,7 @@ def test_fit_returns_self_and_scores_any_row_slice(name, variant):
 
 @pytest.mark.parametrize("name,variant", CASES)
 def test_same_seed_same_scores_and_refit_starts_afresh(name, variant):
+    _two_fits_comparable(name)
     task = _task(name, variant)
     X, Y, observed = _data(task=task)
     settings = [(Y, None)]
@@ -623,6 +633,7 @@ def test_inputs_are_not_mutated(name, variant):
 
 @pytest.mark.parametrize("name,variant", CASES)
 def test_dense_inputs_give_the_same_scores(name, variant):
+    _two_fits_comparable(name)
     task = _task(name, variant)
     X, Y, observed = _data(task=task)
     settings = [(Y, None)]
@@ -645,10 +656,11 @@ def test_boolean_labels_equal_float_labels_and_other_values_are_refused(name, va
     if task not in LABEL_TASKS:
         pytest.skip(f"{task} targets are values, not labels")
     X, Y, _ = _data(task=task)
-    expected = _make(name, variant).fit(X, Y).decision_function(X)
-    np.testing.assert_array_equal(
-        _make(name, variant).fit(X, sp.csr_matrix(Y.toarray() != 0)).decision_function(X),
-        expected)
+    if METHODS.get(name).reproducible:
+        expected = _make(name, variant).fit(X, Y).decision_function(X)
+        np.testing.assert_array_equal(
+            _make(name, variant).fit(X, sp.csr_matrix(Y.toarray() != 0)).decision_function(X),
+            expected)
     owner = type(_make(name, variant)).__name__
     for other, shown in ((Y * 3.0, "3"), (-Y.toarray(), "-1")):
         with pytest.raises(ValueError, match=f"^{owner}: Y holds values other than 0 and 1 "
@@ -658,6 +670,7 @@ def test_boolean_labels_equal_float_labels_and_other_values_are_refused(name, va
 
 @pytest.mark.parametrize("name,variant", CASES)
 def test_all_observed_mask_equals_full_labels(name, variant):
+    _two_fits_comparable(name)
     task = _task(name, variant)
     if task not in LABEL_TASKS:
         pytest.skip(f"{task} tasks have no label mask")
@@ -670,6 +683,7 @@ def test_all_observed_mask_equals_full_labels(name, variant):
 
 @pytest.mark.parametrize("name,variant", MISSING_CASES)
 def test_missing_label_conventions(name, variant):
+    _two_fits_comparable(name)
     X, Y, observed = _data()
     expected = _make(name, variant).fit(X, _inside(Y, observed),
                                         observed=observed).decision_function(X)

@@ -15,8 +15,8 @@ from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
 from sklearn.utils.estimator_checks import check_estimator
 
 from mlx import methods
-from mlx.methods import (BCS, BR, CPLST, LEML, LSVV, METHODS, WSABIE, Constant, Landmark,
-                         MoM)
+from mlx.methods import (BCS, BR, CPLST, LEML, LSVV, METHODS, PLT, WSABIE, Constant, Landmark,
+                         MoM, Omikuji)
 
 # Each method on each task it handles, with small iteration counts (fast, same code paths).
 CHECKED = [
@@ -38,6 +38,8 @@ CHECKED = [
     ("constant-multiclass", Constant(task="multiclass")),
     ("constant-regression", Constant(task="regression")),
     ("constant-ordinal", Constant(task="ordinal")),
+    ("plt", PLT(random_state=0)),
+    ("omikuji", Omikuji()),
 ]
 
 

@@ -1,0 +1,201 @@
+"""Render the multi-label benchmark (``make benchmark-multilabel``) into docs/BENCHMARK.md.
+
+Reads ``results/benchmark/<set>/results.csv`` (one ``mlx run`` of ``configs/benchmark/<set>.yaml``
+each) and writes, for every data set, each method's test metrics averaged over the splits
+(the official split, or the 5 seeded 80/20 splits of a set without one) with its mean fit
+time; the cells that did not finish are listed with their status and message, never dropped.
+Across the data sets where every ranked method has a result: average ranks on P@1, the
+Friedman test (with Iman-Davenport's F) and the Nemenyi critical difference at alpha = 0.05
+(:mod:`mlx.ranks`), drawn as a CD diagram, and a scatter of total fit time against mean P@1.
+
+Usage::
+
+    python benchmarks/benchmark_multilabel.py [--results results/benchmark] \\
+        [--out docs/BENCHMARK.md] [--figures docs/figures]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from mlx.ranks import average_ranks, critical_difference, friedman, plot_cd_diagram
+
+METRICS = ("p@1", "p@3", "p@5", "ndcg@5", "auc", "hamming")
+HEADERS = ("P@1", "P@3", "P@5", "nDCG@5", "AUC", "Hamming")
+RANK_METRIC = "p@1"
+
+
+def load(results_dir: Path):
+    """{dataset: {label: {"metrics": {m: [values]}, "fit": {cell: s}, "status": {...}}}}."""
+    data: dict = {}
+    manifests = {}
+    for csv_path in sorted(results_dir.glob("*/results.csv")):
+        manifest = csv_path.parent / "manifest.json"
+        if manifest.is_file():
+            manifests[csv_path.parent.name] = json.loads(manifest.read_text())
+        with open(csv_path, newline="", encoding="utf-8") as fh:
+            for row in csv.DictReader(fh):
+                if row["candidate"]:
+                    continue
+                entry = data.setdefault(row["dataset"], {}).setdefault(row["label"], {
+                    "metrics": defaultdict(list), "fit": {}, "status": {}, "method":
+                    row["method"]})
+                entry["status"][row["cell_id"]] = (row["status"], row["message"])
+                if row["status"] != "ok":
+                    continue
+                if row["fit_seconds"]:
+                    entry["fit"][row["cell_id"]] = float(row["fit_seconds"])
+                if row["value"] not in ("", "nan"):
+                    entry["metrics"][row["metric"]].append(float(row["value"]))
+    # Methods of a config without any row (never run, or every cell failed: a failed cell
+    # leaves no row): listed, not dropped.
+    for resolved in sorted(results_dir.glob("*/config.resolved.yaml")):
+        config = yaml.safe_load(resolved.read_text(encoding="utf-8"))
+        name = config["dataset"] if isinstance(config["dataset"], str) else resolved.parent.name
+        for m in config["methods"]:
+            label = m.get("label") or m["name"]
+            if label not in data.setdefault(name, {}):
+                data[name][label] = {"metrics": {}, "fit": {}, "method": m["name"], "status": {
+                    "-": ("no result", "not run yet, or every cell failed (see the run's "
+                                       "output)")}}
+    return data, manifests
+
+
+def _fmt(values, digits=4) -> str:
+    if not values:
+        return "—"
+    return f"{np.mean(values):.{digits}f}"
+
+
+def _dataset_table(name: str, methods: dict) -> list[str]:
+    lines = [f"### {name}", "", "| method | splits | " + " | ".join(HEADERS) + " | fit s |",
+             "|---|---:|" + "---:|" * (len(HEADERS) + 1)]
+    notes = []
+    for label, e in methods.items():
+        ok = sum(1 for s, _ in e["status"].values() if s == "ok")
+        cells = [_fmt(e["metrics"].get(m, [])) for m in METRICS]
+        fit = f"{np.mean(list(e['fit'].values())):.1f}" if e["fit"] else "—"
+        lines.append(f"| {label} | {ok} | " + " | ".join(cells) + f" | {fit} |")
+        for status, message in sorted(set(e["status"].values())):
+            if status != "ok" or message:
+                notes.append(f"* {label}: {status}" + (f": {message}" if message else ""))
+    return lines + [""] + notes + ([""] if notes else [])
+
+
+def _scatter(points, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for label, seconds, p1 in points:
+        ax.scatter(seconds, p1)
+        ax.annotate(label, (seconds, p1), fontsize=8, xytext=(3, 3), textcoords="offset points")
+    ax.set_xscale("log")
+    ax.set_xlabel("total fit time over the ranked data sets (s, log scale)")
+    ax.set_ylabel("mean P@1 over the ranked data sets")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def _rel(path: Path, out: Path) -> str:
+    return os.path.relpath(path, out.parent)
+
+
+def render(results_dir: Path, out: Path, figures: Path) -> str:
+    data, manifests = load(results_dir)
+    if not data:
+        raise SystemExit(f"no results under {results_dir}/*/results.csv; run "
+                         "`make benchmark-multilabel` first")
+    datasets = sorted(data)
+    labels = sorted({label for d in datasets for label in data[d]})
+    complete = [lab for lab in labels
+                if all(data[d].get(lab, {}).get("metrics", {}).get(RANK_METRIC) for d in datasets)]
+    lines = ["# Multi-label benchmark", "",
+             "<!-- Generated by benchmarks/benchmark_multilabel.py from results/benchmark/; "
+             "do not edit by hand. -->", "",
+             f"Command: `make benchmark-multilabel` (configs: `configs/benchmark/*.yaml`; this "
+             f"page: `python benchmarks/benchmark_multilabel.py`). Data sets with results: "
+             f"{len(datasets)} ({', '.join(datasets)}).", ""]
+    machines = sorted({(m.get("cpu", "?"), m.get("cpu_count", "?"),
+                        json.dumps(m.get("versions", {}), sort_keys=True))
+                       for m in manifests.values()})
+    for cpu, count, versions in machines:
+        v = ", ".join(f"{k} {val}" for k, val in json.loads(versions).items())
+        lines.append(f"Machine: {cpu} ({count} CPUs); {v}.")
+    lines += ["", "Test metrics are means over the splits (the official split, or the 5 seeded "
+              "random 80/20 splits of a set without one); fit s is the mean fit time of a "
+              "split's final model (selection not included). — marks a metric the method "
+              "does not give (Hamming needs a decision threshold) or a method without a "
+              "finished cell; the list under each table gives every cell that did not finish "
+              "or carries a message.", ""]
+    if len(complete) >= 2 and datasets:
+        scores = np.array([[np.mean(data[d][lab]["metrics"][RANK_METRIC]) for lab in complete]
+                           for d in datasets])
+        ranks = average_ranks(scores)
+        fr = friedman(scores)
+        cd = critical_difference(len(complete), len(datasets))
+        figures.mkdir(parents=True, exist_ok=True)
+        cd_path, scatter_path = figures / "benchmark-cd-p1.svg", figures / "benchmark-time-p1.svg"
+        plot_cd_diagram(complete, ranks, cd, cd_path,
+                        title=f"P@1, {len(datasets)} data sets, Nemenyi alpha = 0.05")
+        total_fit = {lab: sum(sum(data[d][lab]["fit"].values()) for d in datasets)
+                     for lab in complete}
+        _scatter([(lab, max(total_fit[lab], 1e-3), float(scores[:, i].mean()))
+                  for i, lab in enumerate(complete)], scatter_path)
+        lines += ["## Across data sets (P@1)", "",
+                  f"Ranked: {', '.join(complete)} on {len(datasets)} data sets"
+                  + (f"; not ranked (no P@1 on every set): "
+                     f"{', '.join(lab for lab in labels if lab not in complete)}"
+                     if len(complete) < len(labels) else "") + ".", "",
+                  "| method | average rank | mean P@1 | total fit s |", "|---|---:|---:|---:|"]
+        for i in np.argsort(ranks, kind="stable"):
+            lab = complete[i]
+            lines.append(f"| {lab} | {ranks[i]:.2f} | {scores[:, i].mean():.4f} | "
+                         f"{total_fit[lab]:.1f} |")
+        f_text = "n/a" if math.isnan(fr.f) else f"{fr.f:.2f} (p = {fr.f_p:.3g})"
+        lines += ["", f"Friedman chi2_F = {fr.chi2:.2f} (k - 1 = {fr.n_methods - 1} df, "
+                      f"p = {fr.chi2_p:.3g}); Iman-Davenport F_F = {f_text}. Nemenyi critical "
+                      f"difference at alpha = 0.05: CD = {cd:.2f} (k = {fr.n_methods}, "
+                      f"N = {fr.n_datasets}).", "",
+                  f"![CD diagram]({_rel(cd_path, out)})", "",
+                  f"![fit time vs P@1]({_rel(scatter_path, out)})",
+                  ""]
+    missing = sorted(p.stem for p in Path("configs/benchmark").glob("*.yaml")
+                     if not (results_dir / p.stem / "results.csv").is_file())
+    if missing:
+        lines += [f"Not in these tables (no results.csv under {results_dir}/: not run, or "
+                  f"interrupted before the run wrote it): {', '.join(missing)}.", ""]
+    lines += ["## Per data set", ""]
+    for d in datasets:
+        lines += _dataset_table(d, data[d])
+    text = "\n".join(lines).rstrip() + "\n"
+    out.write_text(text, encoding="utf-8")
+    return text
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--results", type=Path, default=Path("results/benchmark"))
+    ap.add_argument("--out", type=Path, default=Path("docs/BENCHMARK.md"))
+    ap.add_argument("--figures", type=Path, default=Path("docs/figures"))
+    args = ap.parse_args(argv)
+    render(args.results, args.out, args.figures)
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
