@@ -6,10 +6,12 @@ Two procedures, the cheapest sound one for each method:
 * squared-loss models: the whole ridge path from one eigendecomposition, scored by
   generalised cross-validation (:mod:`mlx.numerics.regpath`); about the cost of one fit;
 * the others: a hold-out split of the training rows (20%, drawn from the method's
-  ``random_state``), one fit per value of a log grid (:func:`log_grid`) on the other 80%,
-  scored on the held-out rows (multi-label and multi-class: the mean of P@1 and AUC;
-  regression and ordinal: the squared error), then one fit on every training row at the
-  best value.
+  ``random_state``, 0 when None, so that a deterministic method stays deterministic); fits on the other 80% are scored on the held-out rows (multi-label and
+  multi-class: the mean of P@1 and AUC; regression and ordinal: the squared error) along a
+  log grid a decade apart (:func:`log_grid`), walking from its middle value towards the
+  better neighbour for as long as the score improves (the validation score of a
+  regularisation parameter is taken as unimodal in its logarithm: typically three fits of
+  the nine values); then one fit on every training row at the best value.
 
 The method keeps what was chosen in ``auto_`` (``{param: AutoChoice}``); the runner writes
 the values into results.csv's ``selected`` column like a ``select`` choice, and a value at an
@@ -25,6 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlx.errors import DivergenceError
+from mlx.methods.base import InvalidParameterError
 
 __all__ = ["AUTO", "EDGE_NOTE", "HOLDOUT_FRACTION", "AutoChoice", "fit_holdout", "is_auto",
            "log_grid", "validation_score"]
@@ -40,8 +43,8 @@ def is_auto(value) -> bool:
     return isinstance(value, str) and value == AUTO
 
 
-def log_grid(center: float, decades: int = 2) -> list[float]:
-    """``center * 10^j`` for ``j = -decades .. decades`` (five values by default)."""
+def log_grid(center: float, decades: int = 4) -> list[float]:
+    """``center * 10^j`` for ``j = -decades .. decades`` (nine values by default)."""
     return [float(center) * 10.0 ** j for j in range(-decades, decades + 1)]
 
 
@@ -73,7 +76,10 @@ class AutoChoice:
         return bool(self.grid) and self.value in (self.grid[0], self.grid[-1])
 
     def note(self) -> str:
-        """A one-line note for a value at an end of its grid ('' otherwise)."""
+        """A one-line note for a value at an end of its grid or one not validated ('' for
+        the others)."""
+        if self.procedure.startswith("unvalidated"):
+            return f"{self.param}=auto: {self.value:g}, {self.procedure}"
         if not self.edge:
             return ""
         end = "smallest" if self.value == self.grid[0] else "largest"
@@ -95,7 +101,10 @@ def validation_score(method, X, Y, task: str) -> float:
         return -float(np.mean((P - T) ** 2))
     from mlx.metrics import evaluate
 
-    res = evaluate(method, X, Y, ["p@1", "auc"], auc_degenerate="skip")
+    # batches of at most 2^21 scores (16 MB): the hold-out split is part of a fit, whose
+    # memory stays far below a dense n x L matrix
+    batch = max(1, (1 << 21) // max(1, Y.shape[1]))
+    res = evaluate(method, X, Y, ["p@1", "auc"], batch_size=batch, auc_degenerate="skip")
     values = [v for v, _ in res.values() if v is not None and np.isfinite(v)]
     return float(np.mean(values)) if values else float("nan")
 
@@ -108,11 +117,14 @@ def fit_holdout(method, param: str, grid, X, Y, *, observed=None, task: str = "m
                 **fit_kwargs):
     """Fit ``method`` with ``param`` chosen from ``grid`` on a hold-out split of the rows.
 
-    Every candidate is a copy of ``method`` with ``param`` set, fitted on 80% of the rows and
-    scored on the other 20% (:func:`validation_score`); a copy at the best value is then
-    fitted on all rows and its fitted attributes (names ending in ``_``) are copied to
-    ``method``, which is returned with ``auto_[param]`` set. A candidate that diverges
-    scores ``nan``; if all do, :class:`~mlx.errors.DivergenceError` is raised.
+    A candidate is a copy of ``method`` with ``param`` set, fitted on 80% of the rows and
+    scored on the other 20% (:func:`validation_score`). The search starts at the middle of
+    ``grid``, scores both neighbours, and walks towards the better one while the score keeps
+    improving (ties stay put). A copy at the best value is then fitted on all rows and its
+    fitted attributes (names ending in ``_``) are copied to ``method``, which is returned
+    with ``auto_[param]`` set (unscored values have score ``nan``). A candidate that
+    diverges scores ``nan``, below every other; if all scored ones do,
+    :class:`~mlx.errors.DivergenceError` is raised.
     """
     grid = sorted(float(v) for v in grid)
     n = X.shape[0]
@@ -120,26 +132,47 @@ def fit_holdout(method, param: str, grid, X, Y, *, observed=None, task: str = "m
     if n_val < 1 or n - n_val < 1:
         raise ValueError(f"{type(method).__name__}: {param}='auto' needs at least 2 training "
                          f"rows (got {n}); set {param}")
-    perm = np.random.default_rng(getattr(method, "random_state", None)).permutation(n)
+    seed = getattr(method, "random_state", None)
+    perm = np.random.default_rng(0 if seed is None else seed).permutation(n)
     val, fit = np.sort(perm[:n_val]), np.sort(perm[n_val:])
     params = method.get_params()
-    scores = []
-    for value in grid:
-        cand = type(method)(**{**params, param: value})
-        try:
-            cand.fit(X[fit], Y[fit], observed=_rows(observed, fit), **fit_kwargs)
-            scores.append(validation_score(cand, X[val], Y[val], task))
-        except DivergenceError:
-            scores.append(float("nan"))
-    finite = np.isfinite(scores)
-    if not finite.any():
-        raise DivergenceError(f"{type(method).__name__}: every {param} of the auto grid "
+    scores = [float("nan")] * len(grid)
+
+    def score(i: int) -> float:
+        if np.isnan(scores[i]):
+            cand = type(method)(**{**params, param: grid[i]})
+            try:
+                cand.fit(X[fit], Y[fit], observed=_rows(observed, fit), **fit_kwargs)
+                scores[i] = validation_score(cand, X[val], Y[val], task)
+            except DivergenceError:
+                scores[i] = -np.inf
+        return -np.inf if np.isnan(scores[i]) else scores[i]
+
+    best = len(grid) // 2
+    procedure = "holdout"
+    try:
+        score(best)
+        for step in (-1, 1):
+            i = best + step
+            while 0 <= i < len(grid) and score(i) > score(best):
+                best, i = i, i + step
+            if best != len(grid) // 2:
+                break
+    except InvalidParameterError as exc:
+        # the fit rows alone are too few for the method (e.g. fewer rows than landmarks):
+        # no validation is possible; the middle of the grid is used and the note says so
+        best = len(grid) // 2
+        scores = [float("nan")] * len(grid)
+        procedure = (f"unvalidated (the middle of {grid[0]:g}..{grid[-1]:g}): the 80% fit "
+                     f"rows of a hold-out split are too few ({exc})")
+    if procedure == "holdout" and not np.isfinite(score(best)):
+        raise DivergenceError(f"{type(method).__name__}: every {param} tried by auto "
                               f"({grid[0]:g}..{grid[-1]:g}) diverged; set {param}")
-    best = int(np.flatnonzero(finite)[np.argmax(np.asarray(scores)[finite])])
+    scores = [float("nan") if s == -np.inf else s for s in scores]
     final = type(method)(**{**params, param: grid[best]})
     final.fit(X, Y, observed=observed, **fit_kwargs)
     for key, value in vars(final).items():
         if key.endswith("_") and not key.startswith("_"):
             setattr(method, key, value)
-    record(method, AutoChoice(param, grid[best], "holdout", tuple(grid), tuple(scores)))
+    record(method, AutoChoice(param, grid[best], procedure, tuple(grid), tuple(scores)))
     return method

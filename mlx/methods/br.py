@@ -289,8 +289,9 @@ class BR(BaseMethod):
     C : float > 0 or "auto", default="auto"
         liblinear's cost ``-c``; used by the logistic and squared-hinge losses. (The
         liblinear objective divided by C is the ridge form with ``l2_reg = 1 / (2 C)``.)
-        ``"auto"`` chooses it on a hold-out split of the training rows (20%) from
-        ``0.01, 0.1, 1, 10, 100`` by the mean of P@1 and AUC, then refits on every row
+        ``"auto"`` chooses it on a hold-out split of the training rows (20%) among
+        ``1e-4, 1e-3, ..., 1e4`` by the mean of P@1 and AUC, walking from 1 towards the
+        better neighbour while the score improves, then refits on every row
         (:mod:`mlx.methods._auto`). The paper configs set C explicitly.
     l2_reg : float >= 0 or "auto", default="auto"
         Ridge penalty of the squared loss. 0 gives the minimum-norm least-squares
@@ -298,7 +299,8 @@ class BR(BaseMethod):
         for regression) takes the penalty of lowest generalised cross-validation on the
         ridge path from one eigendecomposition of the smaller Gram matrix
         (:mod:`mlx.numerics.regpath`; 34 penalties from ``1e-10`` to ``10`` times its largest
-        eigenvalue), with missing labels the best of ``0.01 .. 100`` on a hold-out split.
+        eigenvalue), with missing labels the best of ``1e-4 .. 1e4`` on a hold-out split as
+        for ``C``.
     bias : float, default=-1
         liblinear's ``-B``: when ``bias >= 0`` every row gets an extra constant feature of
         this value, whose weight (the last row of ``W_``) is penalised like the others, for

@@ -303,9 +303,10 @@ class LEML(BaseMethod):
         (``H0``: the starting ``H``), over a path of 34 penalties from ``1e-10`` to ``10``
         times the largest eigenvalue of ``X'X`` -- all from the eigendecomposition the
         W-steps use anyway (:mod:`mlx.numerics.regpath`). Otherwise (other losses, missing
-        labels, CG or TRON W-steps): the best of ``0.01, 0.1, 1, 10, 100`` by the mean of
-        P@1 and AUC on a hold-out split of 20% of the training rows, then a fit on every
-        row (:mod:`mlx.methods._auto`). The paper configs set or select it explicitly.
+        labels, CG or TRON W-steps): the best of ``1e-4, 1e-3, ..., 1e4`` by the mean of
+        P@1 and AUC on a hold-out split of 20% of the training rows (walking from 1 towards
+        the better neighbour while the score improves), then a fit on every row
+        (:mod:`mlx.methods._auto`). The paper configs set or select it explicitly.
     loss : {"squared", "logistic", "squared_hinge"}, default="squared"
     max_iter : int, default=10
         Maximum number of outer (W-step + H-step) iterations.

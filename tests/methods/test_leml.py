@@ -297,7 +297,7 @@ def test_features_dense_enough_are_multiplied_as_a_dense_array(monkeypatch, solv
         real_init(self, X, *args, **kwargs)
 
     monkeypatch.setattr(leml_module._SquaredFullEngine, "__init__", spy)
-    params = dict(rank=5, loss="squared", max_iter=4, tol=0, w_solver=solver,
+    params = dict(rank=5, loss="squared", l2_reg=0.1, max_iter=4, tol=0, w_solver=solver,
                   init="random", random_state=0)
     dense = LEML(**params).fit(sp.csr_matrix(Xd), Y)
     monkeypatch.setattr(leml_module, "_dense_if_smaller", lambda X: X)
