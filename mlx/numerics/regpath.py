@@ -7,7 +7,7 @@ fitted values are ``U diag(s / (s + lam)) U'T``, so with ``q_i = ||U_i'T||^2`` a
 ``t = ||T||_F^2``
 
     RSS(lam) = t - sum_i q_i + sum_i q_i (lam / (s_i + lam))^2
-    df(lam)  = sum_i s_i / (s_i + lam)
+    df(lam)  = sum_i s_i / (s_i + lam) = len(s) - sum_i lam / (s_i + lam)
     GCV(lam) = RSS(lam) / (1 - df(lam) / n)^2            (up to the constant 1 / (n m))
 
 (Golub, Heath and Wahba 1979). Given ``s`` and ``q`` every point of the path costs
@@ -123,12 +123,16 @@ def gcv_scores(s, q, t_sq: float, n: int, grid) -> np.ndarray:
     q = np.asarray(q, dtype=np.float64)[:, None]
     lam = np.asarray(grid, dtype=np.float64)[None, :]
     shrink = lam / (s + lam)                                   # 1 - s / (s + lam)
-    rss = t_sq - q.sum() + (q * shrink ** 2).sum(axis=0)
-    rss = np.maximum(rss, 0.0)
-    df = (s / (s + lam)).sum(axis=0)
-    denom = (1.0 - df / n) ** 2
+    # Both terms are formed without cancellation, so that GCV stays exact near the
+    # least-squares end, where RSS and n - df both vanish like lam^2 and lam when n <= d:
+    # RSS = (part of T outside the column space of X) + sum_i q_i shrink_i^2,
+    # n - df = (n - len(s)) + sum_i shrink_i.
+    outside = float(t_sq) - float(q.sum())
+    outside = outside if outside > 1e-12 * float(t_sq) else 0.0
+    rss = outside + (q * shrink ** 2).sum(axis=0)
+    resid_df = (n - s.shape[0]) + shrink.sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        scores = np.where(df < n, rss / denom, np.inf)
+        scores = np.where(resid_df > 0, rss / (resid_df / n) ** 2, np.inf)
     return scores
 
 
