@@ -253,7 +253,8 @@ class BCS(BaseMethod):
     chi : float > 0, default=0.3
         Standard deviation of the compression potential (z_i around Phi y_i).
     weight_precision : float > 0 or "auto", default="auto"
-        Prior precision of every column of W (the paper's N(0, I) is 1). The mean of W is
+        Prior precision of every column of W (the paper's N(0, I) is 1); ``"auto"`` sets the
+        ridge penalty it implies by generalised cross-validation. The mean of W is
         ridge regression with penalty ``weight_precision * (sigma^2 + chi^2)``, so this
         depends on the scale of the features. ``"auto"``: that penalty is the one of lowest
         generalised cross-validation for the ridge regression of the compressed observed

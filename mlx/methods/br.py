@@ -287,14 +287,17 @@ class BR(BaseMethod):
         ``"auto"``: logistic for multi-label and multi-class tasks, squared for regression
         and ordinal tasks (the only loss that fits real targets).
     C : float > 0 or "auto", default="auto"
-        liblinear's cost ``-c``; used by the logistic and squared-hinge losses. (The
+        liblinear's cost ``-c`` for the logistic and squared-hinge losses; ``"auto"`` chooses
+        it on a hold-out split of the training rows, from 1e-4 to 1e4. (The
         liblinear objective divided by C is the ridge form with ``l2_reg = 1 / (2 C)``.)
         ``"auto"`` chooses it on a hold-out split of the training rows (20%) among
         ``1e-4, 1e-3, ..., 1e4`` by the mean of P@1 and AUC, walking from 1 towards the
         better neighbour while the score improves, then refits on every row
         (:mod:`mlx.methods._auto`). The paper configs set C explicitly.
     l2_reg : float >= 0 or "auto", default="auto"
-        Ridge penalty of the squared loss. 0 gives the minimum-norm least-squares
+        Ridge penalty of the squared loss; ``"auto"`` takes the penalty of lowest generalised
+        cross-validation on its ridge path (full labels, regression) or a hold-out choice
+        (missing labels). 0 gives the minimum-norm least-squares
         solution, computed directly per label (slower). ``"auto"`` with full labels (and
         for regression) takes the penalty of lowest generalised cross-validation on the
         ridge path from one eigendecomposition of the smaller Gram matrix

@@ -59,7 +59,8 @@ class CPLST(BaseMethod):
         (``rank_``); with ``rank_ = n_labels``, ``V V' = I`` and CPLST is ridge regression
         on every label (binary relevance with squared loss and the label mean as bias).
     l2_reg : float >= 0 or "auto", default="auto"
-        Ridge penalty ``lambda`` in ``X'X + lambda I``. ``"auto"``: the penalty of lowest
+        Ridge penalty ``lambda`` in ``X'X + lambda I``; ``"auto"`` takes the penalty of lowest
+        generalised cross-validation for the centred labels. ``"auto"``: the penalty of lowest
         generalised cross-validation for the ridge regression of the centred labels on
         ``X``, over a path of 34 penalties from ``1e-10`` to ``10`` times the largest
         eigenvalue of ``X'X``, all from one eigendecomposition of ``X'X``

@@ -259,8 +259,9 @@ class Landmark(BaseMethod):
     model : {"regland", "regland_sp", "orland", "kr"}, default="regland"
         The learner: RegLand, RegLand-Sp, ORLand or the KR baseline (see above).
     similarity : {"sigmoid", "manhattan", "euclidean", "sqeuclidean", "gaussian"}, default="manhattan"
-        The paper's Table 1 uses sigmoid and Manhattan; it found Manhattan as good or better.
-        The sigmoid, ``tanh(<x, x'> / n_features - 1)``, assumes features in ``[-1, 1]``: on
+        The paper's Table 1 uses sigmoid and Manhattan, and found Manhattan as good or better;
+        the sigmoid needs features in [-1, 1] (else the cell's message names the fix,
+        ``preprocess: [minmax]``). The sigmoid, ``tanh(<x, x'> / n_features - 1)``, assumes features in ``[-1, 1]``: on
         larger values it saturates, and ``message_`` (the cell's message) then names the fix,
         ``preprocess: [minmax]``. The distances need no particular scale.
     n_landmarks : int >= 1, default=50
@@ -275,7 +276,8 @@ class Landmark(BaseMethod):
         paper's Table 1 values lie in between), while keeping the model sparse.
     C : float > 0 or "auto", default="auto"
         RegLand and ORLand: weight of the summed loss against ``1/2 ||w||^2`` (liblinear's
-        ``-c``). The paper does not give it. ``"auto"``: the best of ``0.1 .. 1e7`` (a
+        ``-c``); ``"auto"`` chooses it on a hold-out split of the training rows, from 0.1 to
+        1e7. The paper does not give it. ``"auto"``: the best of ``0.1 .. 1e7`` (a
         decade apart, walking from 1e3 while the score improves) by the squared error on a hold-out split of 20% of the
         training rows, then a fit on every row (:mod:`mlx.methods._auto`); the paper configs
         set 1e4, the earlier fixed default. Weak regularisation is needed: ``Psi`` carries a

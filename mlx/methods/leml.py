@@ -296,7 +296,9 @@ class LEML(BaseMethod):
         to it (``rank_``): any ``rank >= rank(Z)`` gives the same optimal objective,
         since ``(||W||^2 + ||H||^2)/2`` is then the trace norm of ``Z = W H'``.
     l2_reg : float or "auto", default="auto"
-        ``lambda`` above; 0 is allowed (minimum-norm solutions are used where a
+        ``lambda`` above; ``"auto"`` takes the penalty of lowest generalised cross-validation
+        on the ridge path of the first W-step (exact W-step) or a hold-out choice from 1e-4
+        to 1e4 (other losses, missing labels, iterative W-steps). 0 is allowed (minimum-norm solutions are used where a
         subproblem is singular). ``"auto"`` with the exact W-step (squared loss, full
         labels, ``w_solver`` resolving to ``"eig"``): the penalty of lowest generalised
         cross-validation for the first W-step, a ridge regression of ``Y H0`` on ``X``

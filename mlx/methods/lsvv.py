@@ -273,7 +273,8 @@ class LSVV(BaseMethod):
         (labelled and unlabelled; at most 500 drawn with ``random_state``). The paper tunes
         sigma over ``2^-5 .. 2^5``; the median heuristic is this implementation's default.
     tau_A : float >= 0 or "auto", default="auto"
-        Weight of ``||W||_F^2`` (paper grid ``1e-15 .. 1e-6``). ``"auto"``: the best of
+        Weight of ``||W||_F^2`` (paper grid from 1e-15 to 1e-6); ``"auto"`` chooses it on a
+        hold-out split of the labelled rows, from 1e-8 to 1. ``"auto"``: the best of
         ``1e-8 .. 1`` (a decade apart, walking from 1e-4 while the score improves) on a hold-out split of 20% of the
         labelled rows (multi-label and multi-class: the mean of P@1 and AUC; regression: the
         squared error), then a fit on every row (:mod:`mlx.methods._auto`). The paper configs

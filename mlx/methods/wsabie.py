@@ -58,7 +58,8 @@ class WSABIE(BaseMethod):
     rank : int >= 1, default=10
         Embedding dimension.
     learning_rate : float > 0 or "auto", default="auto"
-        Constant SGD step size. ``"auto"``: the best of ``1e-7 .. 10`` (a decade apart,
+        Constant SGD step size; ``"auto"`` chooses it on a hold-out split of the training rows,
+        from 1e-7 to 10. ``"auto"``: the best of ``1e-7 .. 10`` (a decade apart,
         walking from 1e-3 towards the better neighbour while the score improves) by the mean of P@1 and AUC on a hold-out split of 20% of the training
         rows, then a fit on every row (:mod:`mlx.methods._auto`); 1e-3 was the fixed default
         chosen on bibtex (the paper configs set it).
