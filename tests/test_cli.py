@@ -36,12 +36,22 @@ def test_validate_ok_counts_cells(tmp_path):
     assert r.output.strip() == f"{p}: ok, 1 cells"
 
 
+def test_validate_names_the_entries_that_will_be_skipped_and_why(tmp_path):
+    p = write(tmp_path, CONFIG.replace("  - name: br\n", "  - name: cplst\n  - name: br\n")
+              + "sweep: {observed_ratio: [1.0, 0.5]}\n")
+    r = invoke("validate", str(p))
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines() == [
+        f"{p}: ok, 4 cells",
+        f"{p}: cplst will be skipped: cplst does not support missing labels"]
+
+
 def test_config_error_is_one_line_exit_2(tmp_path):
     p = write(tmp_path, CONFIG.replace("squared_hinge", "hinge"))
     r = invoke("validate", str(p))
     assert r.exit_code == 2
     assert r.output == (f"Error: {p}: methods[0].params.loss: The 'loss' parameter of BR must be a "
-                        "str among {'logistic', 'squared', 'squared_hinge'}. Got 'hinge' instead.\n")
+                        "str among {'auto', 'logistic', 'squared', 'squared_hinge'}. Got 'hinge' instead.\n")
     assert "Traceback" not in r.output
 
 

@@ -13,7 +13,7 @@ import json
 
 from mlx.errors import ConfigError
 
-__all__ = ["preflight"]
+__all__ = ["preflight", "skipped_entries"]
 
 
 def _where(spec, role: str) -> str:
@@ -137,6 +137,30 @@ def _check_method_settings(cells, sizes: dict) -> None:
                 if exc.param == "rank":
                     where = "sweep.rank" if cell.rank is not None else "sweep.rank_ratio"
                 raise ConfigError(cell.dataset.source, where, str(exc)) from None
+
+
+def skipped_entries(cells) -> list[tuple[str, str]]:
+    """``(label, reason)`` for every method entry whose cells the method will decline
+    (:meth:`~mlx.methods.base.BaseMethod.skip` on the task and label setting), once per
+    label and reason, so that ``mlx validate`` says so before anything runs."""
+    from mlx.methods import METHODS
+    from mlx.methods.base import FitContext
+
+    out = []
+    for cell in cells:
+        cls = METHODS.get(cell.method)
+        params = json.loads(cell.params)
+        if "task" in cls._param_names():
+            params["task"] = cell.task
+        try:
+            method = cls(**params)
+        except TypeError:
+            continue
+        reason = method.skip(FitContext(task=cell.task, observed_ratio=cell.observed_ratio,
+                                        labelled_ratio=cell.labelled_ratio))
+        if reason and (cell.label, reason) not in out:
+            out.append((cell.label, reason))
+    return out
 
 
 def _product(select: dict):
