@@ -361,7 +361,7 @@ def test_selection_fits_see_the_observed_label_mask(tmp_path, br_fits):
         dataset: {synthetic: {n_samples: 100, n_features: 8, n_labels: 5, rank: 2, seed: 3}}
         methods:
           - name: br
-            params: {loss: squared, l2_reg: 1.0}
+            params: {loss: squared}
             select: {l2_reg: [0.1, 1.0]}
         sweep: {observed_ratio: [0.5]}
         metrics: [auc]
