@@ -97,14 +97,15 @@ def validation_score(method, X, Y, task: str) -> float:
     """Score of a fitted ``method`` on held-out rows; higher is better (see the module)."""
     if task in _VALUE_TASKS:
         T = Y.toarray() if sp.issparse(Y) else np.asarray(Y, dtype=np.float64)
-        P = np.asarray(method.decision_function(X), dtype=np.float64).reshape(T.shape)
+        P = np.asarray(method._decision_function(X), dtype=np.float64).reshape(T.shape)
         return -float(np.mean((P - T) ** 2))
     from mlx.metrics import evaluate
 
     # batches of at most 2^21 scores (16 MB): the hold-out split is part of a fit, whose
     # memory stays far below a dense n x L matrix
     batch = max(1, (1 << 21) // max(1, Y.shape[1]))
-    res = evaluate(method, X, Y, ["p@1", "auc"], batch_size=batch, auc_degenerate="skip")
+    res = evaluate(method._decision_function, X, Y, ["p@1", "auc"], batch_size=batch,
+                   auc_degenerate="skip")
     values = [v for v, _ in res.values() if v is not None and np.isfinite(v)]
     return float(np.mean(values)) if values else float("nan")
 
@@ -116,6 +117,9 @@ def _rows(A, rows):
 def fit_holdout(method, param: str, grid, X, Y, *, observed=None, task: str = "multilabel",
                 **fit_kwargs):
     """Fit ``method`` with ``param`` chosen from ``grid`` on a hold-out split of the rows.
+
+    Called from a method's ``_fit`` with the arrays it was given; candidates are fitted and
+    scored through ``_fit`` and ``_decision_function`` (the runner's contract).
 
     A candidate is a copy of ``method`` with ``param`` set, fitted on 80% of the rows and
     scored on the other 20% (:func:`validation_score`). The search starts at the middle of
@@ -142,7 +146,7 @@ def fit_holdout(method, param: str, grid, X, Y, *, observed=None, task: str = "m
         if np.isnan(scores[i]):
             cand = type(method)(**{**params, param: grid[i]})
             try:
-                cand.fit(X[fit], Y[fit], observed=_rows(observed, fit), **fit_kwargs)
+                cand._fit(X[fit], Y[fit], observed=_rows(observed, fit), **fit_kwargs)
                 scores[i] = validation_score(cand, X[val], Y[val], task)
             except DivergenceError:
                 scores[i] = -np.inf
@@ -170,7 +174,7 @@ def fit_holdout(method, param: str, grid, X, Y, *, observed=None, task: str = "m
                               f"({grid[0]:g}..{grid[-1]:g}) diverged; set {param}")
     scores = [float("nan") if s == -np.inf else s for s in scores]
     final = type(method)(**{**params, param: grid[best]})
-    final.fit(X, Y, observed=observed, **fit_kwargs)
+    final._fit(X, Y, observed=observed, **fit_kwargs)
     for key, value in vars(final).items():
         if key.endswith("_") and not key.startswith("_"):
             setattr(method, key, value)
