@@ -135,7 +135,7 @@ def fit_holdout(method, param: str, grid, X, Y, *, observed=None, task: str = "m
     n_val = int(round(HOLDOUT_FRACTION * n))
     if n_val < 1 or n - n_val < 1:
         raise ValueError(f"{type(method).__name__}: {param}='auto' needs at least 2 training "
-                         f"rows (got {n}); set {param}")
+                         f"rows for its hold-out split (n_samples = {n}); set {param}")
     seed = getattr(method, "random_state", None)
     perm = np.random.default_rng(0 if seed is None else seed).permutation(n)
     val, fit = np.sort(perm[:n_val]), np.sort(perm[n_val:])
