@@ -194,7 +194,7 @@ def validate(configs):
     from mlx.overrides import is_override
     from mlx.runner.sweep import expand
 
-    from mlx.runner.preflight import preflight
+    from mlx.runner.preflight import preflight, skipped_entries
 
     overrides = _overrides([a for a in configs if is_override(a) and not os.path.isfile(a)])
     configs = [a for a in configs if a not in overrides]
@@ -218,6 +218,8 @@ def validate(configs):
         cells = expand(cfg)
         preflight(cfg, cells, load=not note)
         click.echo(f"{path}: ok, {len(cells)} cells{note}")
+        for label, reason in skipped_entries(cells):
+            click.echo(f"{path}: {label} will be skipped: {reason}")
 
 
 @cli.command()

@@ -37,12 +37,22 @@ def test_validate_ok_counts_cells(tmp_path):
     assert r.output.strip() == f"{p}: ok, 1 cells"
 
 
+def test_validate_names_the_entries_that_will_be_skipped_and_why(tmp_path):
+    p = write(tmp_path, CONFIG.replace("  - name: br\n", "  - name: cplst\n  - name: br\n")
+              + "sweep: {observed_ratio: [1.0, 0.5]}\n")
+    r = invoke("validate", str(p))
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines() == [
+        f"{p}: ok, 4 cells",
+        f"{p}: cplst will be skipped: cplst does not support missing labels"]
+
+
 def test_config_error_is_one_line_exit_2(tmp_path):
     p = write(tmp_path, CONFIG.replace("squared_hinge", "hinge"))
     r = invoke("validate", str(p))
     assert r.exit_code == 2
     assert r.output == (f"Error: {p}: methods[0].params.loss: The 'loss' parameter of BR must be a "
-                        "str among {'logistic', 'squared', 'squared_hinge'}. Got 'hinge' instead.\n")
+                        "str among {'auto', 'logistic', 'squared', 'squared_hinge'}. Got 'hinge' instead.\n")
     assert "Traceback" not in r.output
 
 
@@ -142,8 +152,9 @@ def test_methods_name_describes_parameters():
     text = r.output
     assert ("  rank: set by the runner (from sweep.rank_ratio or sweep.rank); an int in the range "
             "[1, inf)\n      Latent dimension k.\n") in text
-    assert ("  l2_reg: default 0.1; a float in the range [0, inf)\n      lambda above; 0 is "
-            "allowed (minimum-norm solutions are used where a subproblem is singular).\n") in text
+    assert ("  l2_reg: default 'auto'; a float in the range [0, inf) or a str among {'auto'}\n"
+            "      lambda above; \"auto\" chooses it on a hold-out split of the training rows, "
+            "from 1e-4 to 1e4.\n") in text
     # no description in the docstring: no meaning line
     assert ("  loss: default 'squared'; a str among {'logistic', 'squared', 'squared_hinge'}\n"
             "  max_iter: default 10;") in text
@@ -157,8 +168,9 @@ def test_methods_name_runner_parameters_and_tasks():
     assert ("  task: set by the runner (from the dataset's task); a str among {'multiclass', "
             "'multilabel', 'ordinal', 'regression'}\n      Set by the runner from the dataset.\n"
             ) in r.output
-    assert ("  C: default 0.3; a float in the range (0, inf)\n      liblinear's cost -c; used by "
-            "the logistic and squared-hinge losses.\n") in r.output
+    assert ("  C: default 'auto'; a float in the range (0, inf) or a str among {'auto'}\n"
+            "      liblinear's cost -c for the logistic and squared-hinge losses; \"auto\" "
+            "chooses it on a hold-out split of the training rows, from 1e-4 to 1e4.\n") in r.output
 
 
 def test_methods_unknown_name_suggests():

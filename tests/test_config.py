@@ -65,7 +65,7 @@ def test_unknown_method_suggests(tmp_path):
 def test_bad_method_param_value(tmp_path):
     msg = error_of(tmp_path, BASE.replace("loss: logistic", "loss: hinge"))
     assert msg == ("C: methods[0].params.loss: The 'loss' parameter of BR must be a str among "
-                   "{'logistic', 'squared', 'squared_hinge'}. Got 'hinge' instead.")
+                   "{'auto', 'logistic', 'squared', 'squared_hinge'}. Got 'hinge' instead.")
 
 
 def test_unknown_method_param_suggests(tmp_path):

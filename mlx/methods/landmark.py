@@ -20,6 +20,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
+from mlx.methods._auto import fit_holdout, is_auto, log_grid
 from mlx.methods._validation import as_float_csr, check_n_features
 from mlx.methods.base import (BOOL, METHODS, BaseMethod, FitContext, Interval,
                               InvalidParameterError, StrOptions, check_is_fitted)
@@ -266,7 +267,11 @@ class Landmark(BaseMethod):
     model : {"regland", "regland_sp", "orland", "kr"}, default="regland"
         The learner: RegLand, RegLand-Sp, ORLand or the KR baseline (see above).
     similarity : {"sigmoid", "manhattan", "euclidean", "sqeuclidean", "gaussian"}, default="manhattan"
-        The paper's Table 1 uses sigmoid and Manhattan; it found Manhattan as good or better.
+        The paper's Table 1 uses sigmoid and Manhattan, and found Manhattan as good or better;
+        the sigmoid needs features in [-1, 1] (else the cell's message names the fix,
+        ``preprocess: [minmax]``). The sigmoid, ``tanh(<x, x'> / n_features - 1)``, assumes features in ``[-1, 1]``: on
+        larger values it saturates, and ``message_`` (the cell's message) then names the fix,
+        ``preprocess: [minmax]``. The distances need no particular scale.
     n_landmarks : int >= 1, default=50
         ``d``, the number of landmarks (Table 1 uses 50). At most the number of training rows
         (RegLand, RegLand-Sp, ORLand). KR has no landmarks; it draws this many rows only to
@@ -277,9 +282,13 @@ class Landmark(BaseMethod):
         one split each of abalone, cpusmall, pumadyn-32nh and cadata (targets scaled to
         [0, 1], 50 landmarks) 25 landmarks came within 0-15% of the test MSE of all 50 (the
         paper's Table 1 values lie in between), while keeping the model sparse.
-    C : float > 0, default=1e4
+    C : float > 0 or "auto", default="auto"
         RegLand and ORLand: weight of the summed loss against ``1/2 ||w||^2`` (liblinear's
-        ``-c``). The paper does not give it. Weak regularisation is needed: ``Psi`` carries a
+        ``-c``); ``"auto"`` chooses it on a hold-out split of the training rows, from 0.1 to
+        1e7. The paper does not give it. ``"auto"``: the best of ``0.1 .. 1e7`` (a
+        decade apart, walking from 1e3 while the score improves) by the squared error on a hold-out split of 20% of the
+        training rows, then a fit on every row (:mod:`mlx.methods._auto`); the paper configs
+        set 1e4, the earlier fixed default. Weak regularisation is needed: ``Psi`` carries a
         ``1/sqrt(d)`` and the sigmoid's values vary little from point to point (``tanh`` near
         ``-1``), so at liblinear's default C = 1 ORLand with the sigmoid predicts little
         more than the median level (bank-8fm, one split: MAE 2.4 at C = 1, 0.60 at C = 1e4,
@@ -380,16 +389,13 @@ class Landmark(BaseMethod):
         "check_non_transformer_estimators_n_iter": (
             "n_iter_ is 0 for the models solved by liblinear (regland), which reports no "
             "iteration count; max_iter bounds the regland_sp and ORLand solvers"),
-        "check_fit2d_1sample": (
-            "one training row leaves one landmark to draw: the n_landmarks check refuses "
-            "first, with its own message"),
     }
     _parameter_constraints = {
         "model": [StrOptions(set(_MODELS))],
         "similarity": [StrOptions(set(SIMILARITIES.names()))],
         "n_landmarks": [Interval(Integral, 1, None, closed="left")],
         "sparsity": [None, Interval(Integral, 1, None, closed="left")],
-        "C": [Interval(Real, 0, None, closed="neither")],
+        "C": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "epsilon": [Interval(Real, 0, None, closed="left")],
         "loss": [StrOptions(set(_SVR_SOLVER))],
         "margin": [Interval(Real, 0, 0.5, closed="right")],
@@ -403,7 +409,7 @@ class Landmark(BaseMethod):
     }
 
     def __init__(self, *, model: str = "regland", similarity: str = "manhattan",
-                 n_landmarks: int = 50, sparsity: int | None = None, C: float = 1e4,
+                 n_landmarks: int = 50, sparsity: int | None = None, C: float | str = "auto",
                  epsilon: float = 0.0, loss: str = "squared_epsilon_insensitive",
                  margin: float = 0.25, bandwidth: float | None = None,
                  fit_intercept: bool = True, max_iter: int = 500, tol: float | None = None,
@@ -422,6 +428,16 @@ class Landmark(BaseMethod):
         self.tol = tol
         self.random_state = random_state
         self.task = task
+
+    def expected_failed_checks(self) -> dict[str, str]:
+        """The shared ones, and on an ordinal task ``check_fit2d_1sample``: one training row
+        has a single level, which the level check refuses first, with its own message."""
+        out = super().expected_failed_checks()
+        if self._sklearn_tasks()[0] == "ordinal":
+            out["check_fit2d_1sample"] = (
+                "one training row has a single ordinal level: the level check refuses first, "
+                "with its own message")
+        return out
 
     @property
     def threshold(self) -> None:
@@ -553,6 +569,15 @@ class Landmark(BaseMethod):
             raise InvalidParameterError(
                 "model", f"{_OWNER}: model='orland' needs an ordinal task (levels); got task="
                          f"{self.task!r}")
+        self.auto_ = {}
+        if is_auto(self.C) and self.model in ("regland", "orland"):
+            return fit_holdout(self, "C", log_grid(1e3), X, Y, task=self.task)
+        self.message_ = ""
+        top = float(abs(X).max()) if X.nnz else 0.0
+        if self.similarity == "sigmoid" and top > 1.0:
+            self.message_ = (f"{_OWNER}: the sigmoid similarity assumes features in [-1, 1] "
+                             f"(largest |x| here {top:.4g}; its values saturate); add "
+                             f"preprocess: [minmax]")
         n, p = X.shape
         self._check_n_landmarks(n)
         rng = np.random.default_rng(self.random_state)

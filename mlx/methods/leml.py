@@ -13,6 +13,7 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import svds
 
 from mlx.errors import DivergenceError
+from mlx.methods._auto import fit_holdout, is_auto, log_grid
 from mlx.methods._validation import check_fit_data, check_n_features
 from mlx.methods.base import (
     METHODS,
@@ -293,9 +294,18 @@ class LEML(BaseMethod):
         Latent dimension ``k``. Values above ``min(n_features, n_labels)`` are clamped
         to it (``rank_``): any ``rank >= rank(Z)`` gives the same optimal objective,
         since ``(||W||^2 + ||H||^2)/2`` is then the trace norm of ``Z = W H'``.
-    l2_reg : float, default=0.1
-        ``lambda`` above; 0 is allowed (minimum-norm solutions are used where a
-        subproblem is singular).
+    l2_reg : float or "auto", default="auto"
+        ``lambda`` above; ``"auto"`` chooses it on a hold-out split of the training rows, from
+        1e-4 to 1e4. 0 is allowed (minimum-norm solutions are used where a subproblem is
+        singular). ``"auto"``: the best of ``1e-4, 1e-3, ..., 1e4`` by the mean of P@1 and
+        AUC on a hold-out split of 20% of the training rows (walking from 1 towards the
+        better neighbour while the score improves), then a fit on every row
+        (:mod:`mlx.methods._auto`); with the exact W-step the candidates share one
+        eigendecomposition of the fit rows' ``X'X``. Not a GCV path, as for ridge
+        regression: the penalty acts on both factors (``lambda ||W H'||_*`` at the optimum,
+        not ``lambda ||W H'||_F^2``), so the GCV penalty of a W-step over-regularises (bibtex,
+        rank 32: 171, P@1 0.42, where the hold-out choice, 10, gives 0.57). The paper
+        configs set or select it explicitly.
     loss : {"squared", "logistic", "squared_hinge"}, default="squared"
     max_iter : int, default=10
         Maximum number of outer (W-step + H-step) iterations.
@@ -362,7 +372,7 @@ class LEML(BaseMethod):
 
     _parameter_constraints: ClassVar[dict[str, list]] = {
         "rank": [Interval(Integral, 1, None, closed="left")],
-        "l2_reg": [Interval(Real, 0, None, closed="left")],
+        "l2_reg": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "loss": [StrOptions({"squared", "logistic", "squared_hinge"})],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
@@ -373,7 +383,7 @@ class LEML(BaseMethod):
         "random_state": [None, Integral],
     }
 
-    def __init__(self, *, rank=10, l2_reg=0.1, loss="squared", max_iter=10, tol=1e-4,
+    def __init__(self, *, rank=10, l2_reg="auto", loss="squared", max_iter=10, tol=1e-4,
                  inner_max_iter=25, inner_tol=1e-3, init="svd", w_solver="auto",
                  random_state=None):
         self.rank = rank
@@ -458,10 +468,14 @@ class LEML(BaseMethod):
         if rank < self.rank:
             log.info("LEML: rank %d clamped to min(n_features, n_labels) = %d", self.rank, rank)
         rng = np.random.default_rng(self.random_state)
-        lam = float(self.l2_reg)
         start = time.perf_counter()
+        self.auto_ = {}
 
         squared = loss.constant_curvature is not None
+        if is_auto(self.l2_reg):
+            return fit_holdout(self, "l2_reg", log_grid(1.0), X, Y, observed=observed)
+        lam = float(self.l2_reg)
+        H = self._init_H(Y, observed, rank, rng)
         if squared and full and solver == "eig":
             engine = _EigEngine(X, Y, lam, gram_eigh(X))
         elif squared and full:
@@ -472,7 +486,6 @@ class LEML(BaseMethod):
             engine = _ObservedEngine(X, by_instance, by_label, loss, lam, solver,
                                      self.inner_tol, self.inner_max_iter)
 
-        H = self._init_H(Y, observed, rank, rng)
         if not full:
             unobserved = np.diff(sp.csc_matrix(observed).indptr) == 0
             H[unobserved] = 0.0

@@ -329,6 +329,10 @@ def _run_cell(cell) -> dict:
         t0 = time.perf_counter()
         _fit(method, X_train[rows], data.Y_fit, data.mask, X_unlab)
         record["fit_seconds"] = time.perf_counter() - t0
+        auto = getattr(method, "auto_", None) or {}
+        if auto:   # ``auto`` parameters chosen inside the fit: recorded like ``select``'s
+            record["selected"] = {**(record["selected"] or {}),
+                                  **{p: _jsonable(c.value) for p, c in auto.items()}}
         record["converged"] = _jsonable(getattr(method, "converged_", None))
         n_iter = getattr(method, "n_iter_", None)
         if n_iter is not None and np.ndim(n_iter) > 0:  # per-label counts: report the largest
@@ -349,6 +353,7 @@ def _run_cell(cell) -> dict:
         # example), then the runner's (metrics left blank).
         notes = [_input_note(method, cell, X_test),
                  str(getattr(method, "message_", "") or ""), _blank_note(method, cell)]
+        notes += [c.note() for c in auto.values()]
         record["message"] = "; ".join(n for n in notes if n)
     except DivergenceError as exc:
         record.update(status="diverged", message=str(exc), results={})

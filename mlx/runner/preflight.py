@@ -14,7 +14,7 @@ import logging
 
 from mlx.errors import ConfigError
 
-__all__ = ["MIN_SPLIT_ROWS", "preflight"]
+__all__ = ["MIN_SPLIT_ROWS", "preflight", "skipped_entries"]
 
 log = logging.getLogger(__name__)
 
@@ -204,6 +204,30 @@ def _check_method_settings(cells, sizes: dict) -> None:
                 elif exc.param == "name":  # the method cannot run at all (a missing package)
                     where = f"methods[{cell.method_index}].name"
                 raise ConfigError(cell.dataset.source, where, str(exc)) from None
+
+
+def skipped_entries(cells) -> list[tuple[str, str]]:
+    """``(label, reason)`` for every method entry whose cells the method will decline
+    (:meth:`~mlx.methods.base.BaseMethod.skip` on the task and label setting), once per
+    label and reason, so that ``mlx validate`` says so before anything runs."""
+    from mlx.methods import METHODS
+    from mlx.methods.base import FitContext
+
+    out = []
+    for cell in cells:
+        cls = METHODS.get(cell.method)
+        params = json.loads(cell.params)
+        if "task" in cls._param_names():
+            params["task"] = cell.task
+        try:
+            method = cls(**params)
+        except TypeError:
+            continue
+        reason = method.skip(FitContext(task=cell.task, observed_ratio=cell.observed_ratio,
+                                        labelled_ratio=cell.labelled_ratio))
+        if reason and (cell.label, reason) not in out:
+            out.append((cell.label, reason))
+    return out
 
 
 def _product(select: dict):

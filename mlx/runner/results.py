@@ -258,10 +258,13 @@ def _selection(cells: pd.DataFrame, validation: pd.DataFrame) -> tuple[str, bool
     """What ``select`` chose over the cells of one table row, and whether any choice lies at
     the end of a numeric candidate list of three or more values (a sign that the list should
     be widened; with two candidates every choice is an end)."""
+    from mlx.methods._auto import EDGE_NOTE
+
     chosen = [_as_dict(t) for t in cells["selected"]]
     if not any(chosen):
         return "", False
-    edge = False
+    # an ``auto`` value at the end of its path says so in the cell's message
+    edge = any(EDGE_NOTE in str(m) for m in cells.get("message", ()))
     for cell_id, sel in zip(cells["cell_id"], chosen):
         cands = [_as_dict(c) for c in validation.loc[validation["cell_id"] == cell_id,
                                                       "candidate"]]

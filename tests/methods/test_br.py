@@ -86,8 +86,8 @@ def _trained(model):
 # ---------------------------------------------------------------------------
 
 def test_default_parameters():
-    assert BR().get_params() == {"C": 0.3, "bias": -1.0, "eps": 0.01, "l2_reg": 1.0,
-                                 "loss": "logistic", "n_jobs": 1, "random_state": None,
+    assert BR().get_params() == {"C": "auto", "bias": -1.0, "eps": 0.01, "l2_reg": "auto",
+                                 "loss": "auto", "n_jobs": 1, "random_state": None,
                                  "task": "multilabel"}
 
 

@@ -127,7 +127,7 @@ def test_missing_labels_declined():
 
 def test_threshold_and_default_parameters():
     assert CPLST().threshold == 0.5                                         # 0/1 targets
-    assert CPLST().get_params() == {"l2_reg": 0.1, "random_state": None, "rank": 10}
+    assert CPLST().get_params() == {"l2_reg": "auto", "random_state": None, "rank": 10}
 
 
 def test_label_without_positives_and_row_without_features():

@@ -256,6 +256,9 @@ def test_non_finite_factors_raise_divergence_error(monkeypatch):
     monkeypatch.setattr(leml_module, "_ridge_shared", lambda AtA, YtA, lam: np.full(YtA.shape, np.inf))
     with pytest.raises(DivergenceError, match="LEML diverged at outer iteration 1 "
                                               r"\(non-finite factors\); try a larger l2_reg"):
+        LEML(rank=3, l2_reg=0.1).fit(X, Y)
+    with pytest.raises(DivergenceError, match=r"^LEML: every l2_reg tried by auto "
+                                              r"\(0.0001..10000\) diverged; set l2_reg$"):
         LEML(rank=3).fit(X, Y)
 
 
@@ -297,7 +300,7 @@ def test_features_dense_enough_are_multiplied_as_a_dense_array(monkeypatch, solv
         real_init(self, X, *args, **kwargs)
 
     monkeypatch.setattr(leml_module._SquaredFullEngine, "__init__", spy)
-    params = dict(rank=5, loss="squared", max_iter=4, tol=0, w_solver=solver,
+    params = dict(rank=5, loss="squared", l2_reg=0.1, max_iter=4, tol=0, w_solver=solver,
                   init="random", random_state=0)
     dense = LEML(**params).fit(sp.csr_matrix(Xd), Y)
     monkeypatch.setattr(leml_module, "_dense_if_smaller", lambda X: X)

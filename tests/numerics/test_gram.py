@@ -110,8 +110,8 @@ def test_leml_uses_its_module_cache():
     X = _X(9)
     Y = sp.csr_matrix((np.random.default_rng(0).random((40, 5)) < 0.3).astype(float))
     hits = leml.GRAM_CACHE.hits
-    leml.LEML(rank=2, max_iter=2).fit(X, Y)
-    leml.LEML(rank=3, max_iter=2).fit(X, Y)
+    leml.LEML(rank=2, max_iter=2, l2_reg=0.1).fit(X, Y)
+    leml.LEML(rank=3, max_iter=2, l2_reg=0.1).fit(X, Y)
     assert X in leml.GRAM_CACHE and leml.GRAM_CACHE.hits == hits + 1
     leml.clear_gram_cache()
     assert len(leml.GRAM_CACHE) == 0

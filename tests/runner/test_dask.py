@@ -42,9 +42,9 @@ methods:
     select: {l2_reg: [0.1, 10.0]}
   - name: leml
     label: LEML
-    params: {loss: logistic, max_iter: 2}
+    params: {loss: logistic, max_iter: 2, l2_reg: 0.1}
   - name: wsabie
-    params: {epochs: 1}
+    params: {epochs: 1, learning_rate: 1.0e-3}
 sweep:
   rank_ratio: [0.25, 0.5]
   observed_ratio: [1.0, 0.5]
@@ -60,7 +60,7 @@ dataset:
               density: 0.3}
 methods:
   - name: leml
-    params: {loss: logistic, max_iter: 3}
+    params: {loss: logistic, max_iter: 3, l2_reg: 0.1}
 sweep:
   rank_ratio: [0.2, 0.4, 0.6]
   observed_ratio: [1.0, 0.5]

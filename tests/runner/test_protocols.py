@@ -513,7 +513,7 @@ def test_labelled_rows_and_masks_combine_as_documented(tmp_path, br_fits):
         dataset: {synthetic: {n_samples: 100, n_features: 8, n_labels: 5, rank: 2, seed: 3}}
         methods:
           - name: br
-            params: {loss: squared}
+            params: {loss: squared, l2_reg: 1.0}
         sweep: {observed_ratio: [0.5], labelled_ratio: [0.4], repetitions: 2}
         metrics: [auc]
         """)

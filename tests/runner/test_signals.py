@@ -21,7 +21,7 @@ dataset:
   synthetic: {n_samples: 600, n_features: 100, n_labels: 30, rank: 4, seed: 1, n_test: 100}
 methods:
   - name: leml
-    params: {loss: logistic, max_iter: 4}
+    params: {loss: logistic, max_iter: 4, l2_reg: 0.1}
 sweep:
   rank_ratio: [0.5]
   repetitions: 12

@@ -159,7 +159,9 @@ def test_figures_hold_every_repetition_and_their_means(run_dir, tmp_path):
     assert len(br) == 2
     assert flat["x"] == [30.0, 60.0] and flat["y"] == pytest.approx([br["value"].mean() * 100] * 2)
     along = next(f for f in figures.values() if "vs l2_reg" in f["layout"]["title"]["text"])
-    assert "LEML-SQ (no l2_reg)" in [t["name"] for t in along["data"]]
+    names = [t["name"] for t in along["data"]]
+    assert "constant (no l2_reg)" in names           # no l2_reg at all
+    assert "LEML-SQ" in names                        # its auto l2_reg, chosen per cell
 
 
 def test_report_of_a_spec_shows_the_paper_table_and_its_run(tmp_path):

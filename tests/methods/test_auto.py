@@ -1,0 +1,209 @@
+"""``auto`` hyper-parameters: GCV paths, the hold-out walk, what is recorded, and the scaling
+of scale-sensitive methods."""
+
+import json
+import textwrap
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+
+from mlx.config import load_config
+from mlx.methods import _auto
+from mlx.methods.bcs import BCS
+from mlx.methods.br import BR
+from mlx.methods.cplst import CPLST
+from mlx.methods.landmark import Landmark
+from mlx.methods.leml import LEML
+from mlx.methods.lsvv import LSVV
+from mlx.methods.wsabie import WSABIE
+from mlx.numerics.regpath import RidgePath, path_grid
+from mlx.runner.experiment import run_experiment
+
+
+def _data(seed=0, n=120, d=8, L=5):
+    rng = np.random.default_rng(seed)
+    X = sp.csr_matrix(rng.random((n, d)))
+    W = rng.standard_normal((d, L))
+    Y = sp.csr_matrix((X @ W + 0.5 * rng.standard_normal((n, L)) > 0.5).astype(float))
+    return X, Y
+
+
+def _slow_gcv_choice(X, T, grid):
+    """argmin over grid of RSS / (1 - tr(H)/n)^2, with the explicit hat matrix."""
+    X = X.toarray() if sp.issparse(X) else np.asarray(X)
+    T = T.toarray() if sp.issparse(T) else np.asarray(T)
+    n, d = X.shape
+    best = None
+    for lam in grid:
+        H = X @ np.linalg.solve(X.T @ X + lam * np.eye(d), X.T)
+        R = T - H @ T
+        v = np.sum(R * R) / (1 - np.trace(H) / n) ** 2
+        if best is None or v < best[0]:
+            best = (v, lam)
+    return best[1]
+
+
+# ----------------------------------------------------------------------------- GCV methods
+def test_cplst_and_br_squared_take_the_gcv_penalty_and_equal_a_fit_at_it():
+    X, Y = _data()
+    n = X.shape[0]
+    Yc = Y.toarray() - Y.toarray().mean(axis=0)
+    grid = path_grid(np.linalg.eigvalsh((X.T @ X).toarray()).max())
+    cp = CPLST(rank=3).fit(X, Y)
+    assert cp.auto_["l2_reg"].procedure == "gcv"
+    lam = cp.auto_["l2_reg"].value
+    assert lam == pytest.approx(_slow_gcv_choice(X, Yc, grid), rel=1e-9)
+    fixed = CPLST(rank=3, l2_reg=lam).fit(X, Y)
+    np.testing.assert_allclose(cp.decision_function(X), fixed.decision_function(X), atol=1e-8)
+
+    br = BR(loss="squared").fit(X, Y)
+    lam = br.auto_["l2_reg"].value
+    assert lam == pytest.approx(_slow_gcv_choice(X, Y, grid), rel=1e-9)
+    np.testing.assert_allclose(br.W_, BR(loss="squared", l2_reg=lam).fit(X, Y).W_, atol=1e-8)
+    assert n > 0
+
+
+def test_leml_walks_a_holdout_and_bcs_divides_the_gcv_penalty_by_tau2():
+    X, Y = _data(1)
+    leml = LEML(rank=3, random_state=0).fit(X, Y)
+    choice = leml.auto_["l2_reg"]
+    assert choice.procedure == "holdout" and choice.value in choice.grid
+    same = LEML(rank=3, l2_reg=choice.value, random_state=0).fit(X, Y)
+    np.testing.assert_allclose(leml.W_, same.W_, atol=1e-10)
+
+    bcs = BCS(rank=3, random_state=0).fit(X, Y)
+    tau2 = 0.3 ** 2 + 0.3 ** 2
+    path = RidgePath(X, Y @ bcs.Phi_.T)
+    assert bcs.auto_["weight_precision"].value == pytest.approx(path.choose().value / tau2)
+
+
+# ----------------------------------------------------------------------------- hold-out walk
+@pytest.mark.parametrize("peak, tried", [(2, [0, -1, 1, 2, 3]), (-1, [0, -1, -2]),
+                                         (0, [0, -1, 1])])
+def test_the_walk_goes_towards_the_better_neighbour_and_stops(monkeypatch, peak, tried):
+    seen = []
+
+    def score(method, X, Y, task):          # unimodal in log10(C), best at 10**peak
+        e = round(np.log10(method.C))
+        seen.append(e)
+        return -abs(e - peak)
+
+    monkeypatch.setattr(_auto, "validation_score", score)
+    X, Y = _data(2)
+    m = BR().fit(X, Y)
+    assert m.auto_["C"].value == 10.0 ** peak
+    assert m.auto_["C"].procedure == "holdout" and not m.auto_["C"].edge
+    assert seen == tried                    # each value scored once, the final fit not scored
+    np.testing.assert_array_equal(m.W_, BR(C=10.0 ** peak).fit(X, Y).W_)
+
+
+def test_an_end_of_the_grid_is_flagged_in_the_note(monkeypatch):
+    monkeypatch.setattr(_auto, "validation_score", lambda m, X, Y, task: m.C)
+    X, Y = _data(3)
+    choice = BR().fit(X, Y).auto_["C"]
+    assert choice.value == 1e4 and choice.edge
+    assert choice.note() == ("C=auto chose 10000, the largest value at the end of its auto "
+                             "path (holdout, 0.0001..10000); set C or select it over a wider "
+                             "list")
+
+
+def test_the_split_is_seeded_and_a_deterministic_method_stays_deterministic():
+    X, Y = _data(4)
+    a, b = BR().fit(X, Y), BR().fit(X, Y)
+    np.testing.assert_array_equal(a.W_, b.W_)
+    assert a.auto_["C"].value == b.auto_["C"].value
+    np.testing.assert_array_equal(a.auto_["C"].scores, b.auto_["C"].scores)
+
+
+def test_too_few_rows_for_a_holdout_use_the_grid_middle_and_say_so():
+    rng = np.random.default_rng(5)
+    X, y = rng.random((5, 3)), rng.random((5, 1))      # 4 fit rows < 5 landmarks
+    m = Landmark(n_landmarks=5, random_state=0).fit(X, y)
+    choice = m.auto_["C"]
+    assert choice.value == 1e3 and choice.procedure.startswith("unvalidated")
+    assert choice.note().startswith("C=auto: 1000, unvalidated (the middle of 0.1..1e+07)")
+
+
+# ----------------------------------------------------------------------------- tasks, scaling
+def test_br_on_regression_picks_the_squared_loss():
+    X, _ = _data(6)
+    t = np.asarray(X @ np.arange(1.0, 9.0))[:, None]
+    m = BR(task="regression")
+    assert m.skip(_context("regression")) is None and m.threshold == 0.5
+    m.fit(X, t)
+    assert m.auto_["l2_reg"].procedure == "gcv"
+    assert "does not handle regression" in BR(loss="logistic").skip(_context("regression"))
+
+
+def _context(task):
+    from mlx.methods.base import FitContext
+    return FitContext(task=task, n_samples=10, n_features=3, n_labels=1)
+
+
+@pytest.mark.parametrize("cls, params", [(WSABIE, {"learning_rate": 1e-3, "rank": 3}),
+                                         (LSVV, {"tau_A": 1e-6, "epochs": 2})])
+def test_unscaled_features_are_scaled_by_their_largest_value_and_the_note_says_so(cls, params):
+    X, Y = _data(7)
+    big = sp.csr_matrix(X.multiply(np.array([1.0, 300, 2, 5, 1, 1, 40, 1])))
+    top = np.asarray(big.max(axis=0).todense()).ravel()
+    scaled = sp.csr_matrix(big.multiply(1.0 / top))
+    auto = cls(**params, random_state=0).fit(big, Y)
+    plain = cls(**params, scale_features="none", random_state=0).fit(scaled, Y)
+    np.testing.assert_allclose(auto.decision_function(big), plain.decision_function(scaled),
+                               rtol=1e-9, atol=1e-12)
+    assert auto.message_.startswith(f"{cls.__name__}: features scaled by their largest "
+                                    f"absolute training value (largest {top.max():.4g};")
+    # features already in [-1, 1] are left exactly as they are
+    same = cls(**params, random_state=0).fit(X, Y)
+    np.testing.assert_array_equal(
+        same.decision_function(X),
+        cls(**params, scale_features="none", random_state=0).fit(X, Y).decision_function(X))
+    assert "features scaled" not in same.message_
+
+
+def test_landmark_sigmoid_on_unscaled_features_names_the_fix():
+    rng = np.random.default_rng(8)
+    X, y = 50 * rng.random((40, 3)), rng.random((40, 1))
+    m = Landmark(similarity="sigmoid", n_landmarks=5, C=10.0, random_state=0).fit(X, y)
+    assert m.message_ == ("Landmark: the sigmoid similarity assumes features in [-1, 1] "
+                          f"(largest |x| here {X.max():.4g}; its values saturate); add "
+                          "preprocess: [minmax]")
+    assert Landmark(n_landmarks=5, C=10.0, random_state=0).fit(X, y).message_ == ""
+
+
+# ----------------------------------------------------------------------------- runner
+CONFIG = """
+name: t
+dataset: {synthetic: {n_samples: 160, n_features: 12, n_labels: 6, rank: 2, seed: 5, n_test: 80}}
+methods:
+  - name: constant
+  - {name: cplst, label: AUTO}
+  - {name: cplst, label: FIXED, params: {l2_reg: 0.5}}
+metrics: [p@1, auc]
+"""
+
+
+def test_the_auto_choice_is_recorded_like_a_selection(tmp_path):
+    p = tmp_path / "c.yaml"
+    p.write_text(textwrap.dedent(CONFIG))
+    s = run_experiment(load_config(p), jobs=1, output=str(tmp_path / "o"), quiet=True,
+                       progress=False)
+    frame = pd.read_csv(s.output / "results.csv")
+    auto = frame[frame["label"] == "AUTO"]
+    chosen = json.loads(auto["selected"].iloc[0])
+    assert set(chosen) == {"l2_reg"} and chosen["l2_reg"] > 0
+    assert frame.loc[frame["label"] == "FIXED", "selected"].isna().all()
+    row = next(line for line in s.table_md.splitlines() if line.startswith("| AUTO |"))
+    assert f"l2_reg={chosen['l2_reg']:g}" in row
+
+
+def test_an_auto_value_at_the_end_of_its_path_is_flagged_in_the_table(tmp_path, monkeypatch):
+    from mlx.runner import results
+
+    frame = pd.DataFrame({"cell_id": ["a"], "selected": ['{"C": 0.0001}'],
+                          "message": [_auto.AutoChoice("C", 1e-4, "holdout", (1e-4, 1.0, 1e4),
+                                                       (1.0, 0.0, 0.0)).note()]})
+    text, edge = results._selection(frame, pd.DataFrame({"cell_id": [], "candidate": []}))
+    assert edge and text == "C=0.0001 †"

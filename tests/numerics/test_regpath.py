@@ -1,0 +1,62 @@
+"""The GCV ridge path against the slow, obvious computation with the hat matrix."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from mlx.numerics.regpath import RidgePath, choose_gcv, path_grid
+from mlx.numerics.ridge import ridge
+
+
+def _slow_gcv(X, T, lam):
+    """RSS / (1 - tr(H)/n)^2 with the explicit n x n hat matrix H."""
+    X = X.toarray() if sp.issparse(X) else X
+    n, d = X.shape
+    H = X @ np.linalg.solve(X.T @ X + lam * np.eye(d), X.T)
+    R = T - H @ T
+    return float(np.sum(R * R)) / (1.0 - np.trace(H) / n) ** 2
+
+
+@pytest.mark.parametrize("shape", [(40, 7), (9, 30)], ids=["primal", "dual"])
+def test_gcv_and_weights_match_the_hat_matrix_on_the_whole_path(shape):
+    rng = np.random.default_rng(0)
+    n, d = shape
+    X = sp.csr_matrix(rng.standard_normal((n, d)) * (rng.random((n, d)) < 0.7))
+    T = (rng.random((n, 4)) < 0.3).astype(float)
+    path = RidgePath(X, T)
+    assert path.primal == (d <= n)
+    grid = path_grid(path.s.max())
+    assert len(grid) == 34 and np.isclose(grid[0], 1e-10 * path.s.max())
+    choice = path.choose()
+    for lam, got in zip(grid[::5], choice.scores[::5]):
+        if np.isfinite(got):
+            assert got == pytest.approx(_slow_gcv(X, T, lam), rel=1e-6)
+    assert choice.value == grid[int(np.argmin(choice.scores))]
+    for lam in (1e-3, 0.7, 40.0):
+        np.testing.assert_allclose(path.coef(lam), ridge(X, T, lam), rtol=1e-8, atol=1e-10)
+
+
+def test_sparse_targets_and_precomputed_projections_agree():
+    rng = np.random.default_rng(1)
+    X = sp.csr_matrix(rng.random((30, 5)))
+    T = sp.csr_matrix((rng.random((30, 3)) < 0.4).astype(float))
+    a = RidgePath(X, T)
+    b = RidgePath(X, None, eig=(a.s, a.vecs, True), t_sq=float(T.multiply(T).sum()),
+                  XtT=(X.T @ T).toarray())
+    np.testing.assert_allclose(a.choose().scores, b.choose().scores, rtol=1e-12)
+
+
+def test_the_choice_follows_the_noise_and_flags_the_ends():
+    rng = np.random.default_rng(2)
+    n, d = 200, 10
+    X = rng.standard_normal((n, d))
+    w = rng.standard_normal((d, 1))
+    clean = RidgePath(X, X @ w + 1e-6 * rng.standard_normal((n, 1))).choose()
+    noisy = RidgePath(X, X @ w + 30.0 * rng.standard_normal((n, 1))).choose()
+    assert clean.value < noisy.value                 # more noise, more shrinkage
+    assert clean.edge                                # almost noise-free: least squares end
+    # an explicit grid: the choice is one of its values, its ends are flagged
+    s = np.linalg.eigvalsh(X.T @ X)
+    q = np.ones(d)
+    inner = choose_gcv(s, q, 50.0, n, grid=[1e-3, 1.0, 1e3])
+    assert inner.value in (1e-3, 1.0, 1e3) and inner.edge == (inner.value != 1.0)
