@@ -70,7 +70,8 @@ class UnknownNameError(ConfigError):
         msg = f"unknown {kind} {name!r}."
         if hint:
             msg += f" Did you mean {hint!r}?"
-        msg += f" Available {kind}s: {', '.join(available)}"
+        plural = kind[:-2] + "es" if kind.endswith("is") else kind + "s"   # axis -> axes
+        msg += f" Available {plural}: {', '.join(available)}"
         super().__init__(source, key_path, msg)
 
 

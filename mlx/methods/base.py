@@ -534,6 +534,36 @@ class BaseMethod(BaseEstimator):
         return f"{type(self).__name__}({args})"
 
 
+
+_RANKING_ONLY_CHECKS = (
+    "check_fit_score_takes_y",
+    "check_estimators_dtypes",
+    "check_dtype_object",
+    "check_pipeline_consistency",
+    "check_estimator_sparse_array",
+    "check_estimator_sparse_matrix",
+    "check_estimators_pickle",
+    "check_f_contiguous_array_estimator",
+    "check_classifier_data_not_an_array",
+    "check_classifiers_one_label",
+    "check_classifiers_classes",
+    "check_classifiers_train",
+    "check_classifiers_multilabel_representation_invariance",
+    "check_classifiers_multilabel_output_format_predict",
+    "check_supervised_y_2d",
+    "check_methods_sample_order_invariance",
+    "check_methods_subset_invariance",
+    "check_dict_unchanged",
+    "check_fit_idempotent",
+)
+"""scikit-learn checks that call ``predict``: they fail for a method that only ranks labels."""
+
+
+def ranking_only_failed_checks(reason: str) -> dict:
+    """``_expected_failed_checks`` of a method without a decision threshold, each with ``reason``."""
+    return dict.fromkeys(_RANKING_ONLY_CHECKS, reason)
+
+
 def check_is_fitted(method: BaseMethod, attribute: str) -> None:
     """Raise :class:`~mlx.errors.NotFittedError` unless ``attribute`` is set."""
     if getattr(method, attribute, None) is None:

@@ -385,11 +385,6 @@ class Landmark(BaseMethod):
     tasks = _TASKS
     supports_missing_labels = False
     uses_rank = False
-    _expected_failed_checks = {   # scikit-learn's check_estimator (see expected_failed_checks)
-        "check_non_transformer_estimators_n_iter": (
-            "n_iter_ is 0 for the models solved by liblinear (regland), which reports no "
-            "iteration count; max_iter bounds the regland_sp and ORLand solvers"),
-    }
     _parameter_constraints = {
         "model": [StrOptions(set(_MODELS))],
         "similarity": [StrOptions(set(SIMILARITIES.names()))],

@@ -17,7 +17,8 @@ from mlx.errors import DivergenceError
 from mlx.methods._auto import fit_holdout, is_auto, log_grid
 from mlx.methods._scale import SCALE_OPTIONS, apply_scale, fit_scale
 from mlx.methods._validation import check_fit_data, check_n_features, pattern
-from mlx.methods.base import METHODS, BaseMethod, Interval, StrOptions, check_is_fitted
+from mlx.methods.base import (METHODS, BaseMethod, Interval, StrOptions, check_is_fitted,
+                              ranking_only_failed_checks)
 
 __all__ = ["WSABIE"]
 
@@ -164,27 +165,7 @@ class WSABIE(BaseMethod):
     }
 
     # scikit-learn's checks that call predict (see expected_failed_checks)
-    _expected_failed_checks = {
-        "check_fit_score_takes_y": _NO_THRESHOLD,
-        "check_estimators_dtypes": _NO_THRESHOLD,
-        "check_dtype_object": _NO_THRESHOLD,
-        "check_pipeline_consistency": _NO_THRESHOLD,
-        "check_estimator_sparse_array": _NO_THRESHOLD,
-        "check_estimator_sparse_matrix": _NO_THRESHOLD,
-        "check_estimators_pickle": _NO_THRESHOLD,
-        "check_f_contiguous_array_estimator": _NO_THRESHOLD,
-        "check_classifier_data_not_an_array": _NO_THRESHOLD,
-        "check_classifiers_one_label": _NO_THRESHOLD,
-        "check_classifiers_classes": _NO_THRESHOLD,
-        "check_classifiers_train": _NO_THRESHOLD,
-        "check_classifiers_multilabel_representation_invariance": _NO_THRESHOLD,
-        "check_classifiers_multilabel_output_format_predict": _NO_THRESHOLD,
-        "check_supervised_y_2d": _NO_THRESHOLD,
-        "check_methods_sample_order_invariance": _NO_THRESHOLD,
-        "check_methods_subset_invariance": _NO_THRESHOLD,
-        "check_dict_unchanged": _NO_THRESHOLD,
-        "check_fit_idempotent": _NO_THRESHOLD,
-    }
+    _expected_failed_checks = ranking_only_failed_checks(_NO_THRESHOLD)
 
     def __init__(self, *, rank: int = 10, learning_rate: float | str = "auto",
                  margin: float = 30.0, max_norm: float | None = 10.0, epochs: int = 10,

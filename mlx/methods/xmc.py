@@ -38,7 +38,7 @@ import scipy.sparse as sp
 
 from mlx.methods._validation import check_fit_data, check_n_features
 from mlx.methods.base import (BOOL, METHODS, BaseMethod, Interval, InvalidParameterError,
-                              StrOptions, check_is_fitted)
+                              StrOptions, check_is_fitted, ranking_only_failed_checks)
 
 __all__ = ["PLT", "Omikuji"]
 
@@ -304,27 +304,8 @@ class Omikuji(_TreeMethod):
 
     _package = "omikuji"
     reproducible = False
-    _expected_failed_checks = {   # scikit-learn's check_estimator (see expected_failed_checks)
-        "check_fit_score_takes_y": _NO_THRESHOLD,
-        "check_estimators_dtypes": _NO_THRESHOLD,
-        "check_dtype_object": _NO_THRESHOLD,
-        "check_pipeline_consistency": _NO_THRESHOLD,
-        "check_estimator_sparse_array": _NO_THRESHOLD,
-        "check_estimator_sparse_matrix": _NO_THRESHOLD,
-        "check_estimators_pickle": _NO_THRESHOLD,
-        "check_f_contiguous_array_estimator": _NO_THRESHOLD,
-        "check_classifier_data_not_an_array": _NO_THRESHOLD,
-        "check_classifiers_one_label": _NO_THRESHOLD,
-        "check_classifiers_classes": _NO_THRESHOLD,
-        "check_classifiers_train": _NO_THRESHOLD,
-        "check_classifiers_multilabel_representation_invariance": _NO_THRESHOLD,
-        "check_classifiers_multilabel_output_format_predict": _NO_THRESHOLD,
-        "check_supervised_y_2d": _NO_THRESHOLD,
-        "check_methods_sample_order_invariance": _NO_THRESHOLD,
-        "check_methods_subset_invariance": _NO_THRESHOLD,
-        "check_dict_unchanged": _NO_THRESHOLD,
-        "check_fit_idempotent": _NO_THRESHOLD,
-    }
+    # scikit-learn's checks that call predict (see expected_failed_checks)
+    _expected_failed_checks = ranking_only_failed_checks(_NO_THRESHOLD)
     _parameter_constraints = {
         "n_trees": [Interval(numbers.Integral, 1, None, closed="left")],
         "max_depth": [Interval(numbers.Integral, 1, None, closed="left")],

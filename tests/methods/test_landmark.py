@@ -444,8 +444,8 @@ def test_regland_reports_liblinear_iterations_and_its_iteration_cap():
                       tol=1e-12, random_state=0).fit(X, T)
     assert capped.converged_ is False
     assert capped.n_iter_.min() >= 100                  # liblinear 2.50's dual cap is 300
-    # The default C = 1e4 with epsilon = 0 already reaches the cap here.
-    default = Landmark(model="regland", loss="epsilon_insensitive", n_landmarks=30,
+    # The former default C = 1e4 with epsilon = 0 already reaches the cap here.
+    default = Landmark(model="regland", loss="epsilon_insensitive", n_landmarks=30, C=1e4,
                        random_state=0).fit(X, T)
     assert default.converged_ is False
     # Newton at a tolerance within reach takes more steps than at a loose one.

@@ -454,6 +454,9 @@ def test_shipped_data_reach_workers_without_the_files(tmp_path, monkeypatch, spl
     """--ship-data scatters the loaded data (the official split, or all rows for a random
     split) once, to every worker, and each task takes it by reference; a worker never needs
     the files. Official split and random split both."""
+    from dataclasses import replace
+
+    from mlx.data.catalog import identify
     from mlx.runner import protocol
     from mlx.runner.cells import run_cell
     from mlx.runner.sweep import expand
@@ -469,7 +472,8 @@ def test_shipped_data_reach_workers_without_the_files(tmp_path, monkeypatch, spl
         methods: [{{name: constant}}, {{name: br, params: {{loss: squared}}}}]
         metrics: [mse]
         """, "ship")
-    cells = expand(load_config(cfg))[:n_cells]
+    config = load_config(cfg)
+    cells = expand(replace(config, dataset=identify(config.dataset)))[:n_cells]
     local = [run_cell(c) for c in cells]
     assert {r["status"] for r in local} == {"ok"}
     expected = protocol.load_data(cells[0].dataset, whole=bool(split))

@@ -171,7 +171,7 @@ def test_settings_of_one_method_share_their_random_draws(tmp_path):
         dataset:
           synthetic: {task: multiclass, n_samples: 150, n_test: 100, n_features: 6,
                       n_classes: 3, class_sep: 1.0}
-        split: {test_fraction: 0.4, repetitions: 2}
+        split: {test_fraction: 0.4, repetitions: 2, pool: true}
         methods:
           - name: lsvv
             label: SRM-VV

@@ -220,7 +220,7 @@ def test_the_timed_final_fit_is_cold_whatever_ran_before_in_the_process(tmp_path
         dataset:
           synthetic: {n_samples: 120, n_features: 15, n_labels: 6, rank: 2, seed: 1}
         methods:
-          - {name: leml, label: LEML, params: {loss: squared, max_iter: 3}}
+          - {name: leml, label: LEML, params: {loss: squared, max_iter: 3, l2_reg: 0.1}}
         sweep: {rank: [2, 3]}
         metrics: [p@1]
         """)

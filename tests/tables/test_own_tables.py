@@ -128,7 +128,7 @@ def test_two_settings_are_never_averaged_together(tmp_path):
      "baseline: unknown baseline 'CPLST'. Available baselines: BR, LEML, NEW"),
     ("alpha: 2\n", "alpha: must be a number in (0, 1). Got 2 instead."),
     ("layout: {rows: [method]}\n",
-     "layout.rows[0]: unknown axis 'method'. Available axiss: dataset, "
+     "layout.rows[0]: unknown axis 'method'. Available axes: dataset, "
      "k, k_over_L, labelled, metric, observed, series"),
 ])
 def test_bad_own_spec_is_one_line(tmp_path, extra, message):

@@ -242,7 +242,7 @@ def test_table_command_still_renders_a_results_directory(small):
      "dataset_aliases, description, figures, layout, metrics, name, needs, paper, results, "
      "series, tables, title, variants"),
     (lambda s: s.replace("columns: [series]", "columns: [method]"),
-     "layout.columns[0]: unknown axis 'method'. Available axiss: dataset, k, k_over_L, labelled, "
+     "layout.columns[0]: unknown axis 'method'. Available axes: dataset, k, k_over_L, labelled, "
      "metric, observed, series, variant"),
 ])
 def test_bad_spec_is_one_line_error_exit_2(tmp_path, edit, message):
