@@ -192,8 +192,11 @@ def _killed_record(cell, exc) -> dict:
 
 
 def run_cells_dask(cells, *, on_done, scheduler: str | None = None, jobs: int = 2,
-                   ship_data: bool = False, timeout: float = 10.0) -> None:
-    """Run ``cells`` on Dask; call ``on_done(cell, record)`` here as each finishes."""
+                   ship_data: bool = False, timeout: float = 10.0, force: bool = False) -> None:
+    """Run ``cells`` on Dask; call ``on_done(cell, record)`` here as each finishes.
+
+    ``force``: the run recomputes finished cells, so the resume hint after a lost scheduler
+    says to run the command without ``--force``."""
     distributed = _import_distributed()
     if not cells:
         return
@@ -228,8 +231,10 @@ def run_cells_dask(cells, *, on_done, scheduler: str | None = None, jobs: int = 
         raise
     except (OSError, TimeoutError, CancelledError, distributed.comm.CommClosedError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        from mlx.runner.experiment import resume_hint
+
         raise MlxError(f"lost the Dask scheduler at {where} ({reason}); the cells finished so "
-                       f"far are kept: run the same command again to resume") from None
+                       f"far are kept: {resume_hint(force)}") from None
     finally:
         try:
             if futures:

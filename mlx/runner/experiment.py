@@ -261,7 +261,8 @@ def _run_locked(config, out: Path, all_cells, cells, *, jobs, force, only, quiet
             from mlx.runner.dask_backend import run_cells_dask
 
             run_cells_dask(todo, on_done=on_done, scheduler=runner["scheduler"], jobs=jobs,
-                           ship_data=runner["ship_data"], timeout=runner["timeout"])
+                           ship_data=runner["ship_data"], timeout=runner["timeout"],
+                           force=force)
         else:
             run_cells(todo, jobs=jobs, on_done=on_done, blas_threads=blas,
                       on_start=tracker.dispatched)

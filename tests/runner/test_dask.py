@@ -438,6 +438,46 @@ class _FakeKilledWorker(Exception):
     pass
 
 
+class _LostSchedulerClient:
+    """A client whose scheduler goes away as soon as cells are submitted."""
+
+    def scheduler_info(self):
+        return {"workers": {"tcp://w:1": {}}}
+
+    def run(self, fn, *args, on_error=None):
+        return {"tcp://w:1": dask_backend.local_version()}
+
+    def map(self, fn, cells, *, pure=True, **kwargs):
+        raise OSError("Timed out trying to connect to tcp://fake:1")
+
+    def cancel(self, futures):
+        pass
+
+    def close(self, timeout=None):
+        pass
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_lost_scheduler_hint_is_right_after_force(tmp_path, monkeypatch, force):
+    """After a --force run lost its scheduler, "run the same command again" would recompute
+    every cell: the hint says to run it without --force."""
+    from mlx.runner.experiment import resume_hint
+    from mlx.runner.sweep import expand
+
+    cfg = _write(tmp_path, """
+        name: lost
+        dataset: {synthetic: {n_samples: 40, n_test: 20, n_features: 5, n_labels: 4, seed: 1}}
+        methods: [{name: constant}]
+        metrics: [p@1]
+        """, "lost")
+    _fake_distributed(monkeypatch, _LostSchedulerClient())
+    with pytest.raises(MlxError) as e:
+        dask_backend.run_cells_dask(expand(load_config(cfg)), on_done=lambda c, r: None,
+                                    scheduler="tcp://fake:1", force=force)
+    assert str(e.value).endswith("the cells finished so far are kept: " + resume_hint(force))
+    assert ("without --force" in str(e.value)) is force
+
+
 def _fake_distributed(monkeypatch, client):
     """Route :func:`dask_backend.run_cells_dask` to ``client`` (no scheduler, no workers)."""
     import types
