@@ -370,7 +370,7 @@ def _run_html(part: RunPart, parts_out: dict, percent: bool | None = None) -> st
             html_parts.append(f'<p class="note">{_esc(note)}</p>')
     blanks = f[(f["status"] == "ok") & f["message"].fillna("").astype(str).ne("")]
     for text in dict.fromkeys(f"{r['label']}: {r['message']}" for _, r in blanks.iterrows()):
-        html_parts.append(f'<p class="note">n/a: {_esc(text)}</p>')
+        html_parts.append(f'<p class="note">note: {_esc(text)}</p>')
     figs = _figures(f, part.anchor, percent)
     parts_out["figures"] += len(figs)
     if figs:

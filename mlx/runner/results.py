@@ -444,7 +444,10 @@ def render_tables(frame: pd.DataFrame, output, *, title: str = "",
     blank_msgs = list(dict.fromkeys(f"{r['label']}: {r['message']}"
                                     for _, r in blanks.iterrows()))
     if blank_msgs:
-        parts.append("n/a: " + "\n\nn/a: ".join(blank_msgs) + "\n")
+        # ok cells with something to say (a metric left blank, a chosen value at its grid's
+        # edge, scaled features, scores that ignore the input): each label's message once
+        parts.append("Notes on cells with results:\n\n"
+                     + "\n".join(f"- {m}" for m in blank_msgs) + "\n")
     notes = frame[frame["status"] != "ok"].drop_duplicates("cell_id")
     if len(notes):
         parts.append("Cells without results:\n\n" + "\n".join(

@@ -96,7 +96,7 @@ def test_ranking_only_method_leaves_thresholded_metrics_blank_with_the_reason(tm
     assert cut["value"].notna().all()
     row = _row(s.table_md, "W")
     assert row["hamming"] == row["f1"] == "n/a"
-    assert "n/a: W: hamming, f1 not computed" in s.table_md
+    assert "Notes on cells with results:\n\n- W: hamming, f1 not computed" in s.table_md
 
 
 def test_unconverged_fits_are_counted_and_the_legend_says_what_to_do(tmp_path):
