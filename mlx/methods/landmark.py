@@ -268,9 +268,9 @@ class Landmark(BaseMethod):
         The learner: RegLand, RegLand-Sp, ORLand or the KR baseline (see above).
     similarity : {"sigmoid", "manhattan", "euclidean", "sqeuclidean", "gaussian"}, default="manhattan"
         The paper's Table 1 uses sigmoid and Manhattan and reports Manhattan as good or
-        better; here it does not hold on abalone, bodyfat and cpudata (docs/RESULTS.md). The sigmoid,
-        ``tanh(<x, x'> / n_features - 1)``, assumes features in ``[-1, 1]``: on larger values
-        it saturates, and ``message_`` (the cell's message) then names the fix,
+        better; here it does not hold on abalone, bodyfat and cpudata (docs/RESULTS.md).
+        The sigmoid, ``tanh(<x, x'> / n_features - 1)``, assumes features in ``[-1, 1]``: on
+        larger values it saturates, and ``message_`` (the cell's message) then names the fix,
         ``preprocess: [minmax]``. The distances need no particular scale.
     n_landmarks : int >= 1, default=50
         ``d``, the number of landmarks (Table 1 uses 50). At most the number of training rows
