@@ -33,8 +33,8 @@ import pandas as pd
 
 from mlx.axes import SPEC_AXES
 from mlx.errors import ConfigError, MlxError, UnknownNameError
-from mlx.tables.spec import (AXIS_TITLES, NUMERIC_AXES, Series, fmt_axis, metric_style,
-                             parse_layout)
+from mlx.tables.spec import (AXIS_TITLES, NUMERIC_AXES, Series, fmt_axis, parse_layout,
+                             parse_metrics)
 from mlx.validation import as_str_list, check_keys, read_yaml
 
 __all__ = ["OwnSpec", "is_own_spec", "load_own_spec", "build_own", "render_own_markdown",
@@ -109,20 +109,12 @@ def load_own_spec(path: str | os.PathLike, raw: dict | None = None) -> OwnSpec:
             raise ConfigError(source, f"series[{i}].ours", "give exactly one of 'label' or "
                                                             "'method'")
         series.append(Series(node["name"], {}, dict(ours)))
-    metrics_node = raw.get("metrics")
-    if isinstance(metrics_node, list):
-        metrics_node = {str(m): {} for m in metrics_node}
-    if not isinstance(metrics_node, dict) or not metrics_node:
-        raise ConfigError(source, "metrics", "must be a non-empty list of metric names (or a "
-                                             "mapping of metric -> {format, title, ...})")
-    metrics = []
-    for name, opts in metrics_node.items():
-        opts = dict(opts or {})
-        check_keys(opts, ("unit", "format", "higher_is_better", "title"), f"metrics.{name}",
-                   source)
-        opts.setdefault("unit", _unit(str(name), percent))
-        opts.setdefault("format", ".2f" if opts["unit"] == "%" else ".4f")
-        metrics.append(metric_style(str(name), opts, source=source))
+    def defaults(name, opts):
+        unit = opts.get("unit", _unit(name, percent))
+        return {"unit": unit, "format": ".2f" if unit == "%" else ".4f"}
+
+    metrics = parse_metrics(raw.get("metrics"), source, defaults=defaults,
+                            keys=("unit", "format", "higher_is_better", "title"))
     axes_node = raw.get("axes") or {}
     check_keys(axes_node, ("dataset", *NUMERIC_AXES), "axes", source)
     axes = {a: tuple(float(v) if a != "dataset" else str(v)

@@ -273,6 +273,24 @@ def load_spec(path: str | os.PathLike, *, require_configs: bool = True,
                       default_name=Path(path).stem)
 
 
+def parse_metrics(node, source: str, *, keys=METRIC_KEYS, defaults=None, pub=None) -> list:
+    """A spec's ``metrics``: a list of metric names or a mapping of metric -> options (from
+    ``keys``); ``defaults(name)`` gives options a metric leaves out. One style per metric."""
+    if isinstance(node, list):
+        node = {str(m): {} for m in node}
+    if not isinstance(node, dict) or not node:
+        raise ConfigError(source, "metrics", "must be a non-empty mapping of metric -> options "
+                                             "(or a list of metric names)")
+    metrics = []
+    for name, opts in node.items():
+        opts = dict(opts or {})
+        check_keys(opts, keys, f"metrics.{name}", source)
+        for key, value in (defaults(str(name), opts) if defaults else {}).items():
+            opts.setdefault(key, value)
+        metrics.append(metric_style(str(name), opts, pub=pub, source=source))
+    return metrics
+
+
 def parse_spec(raw: dict, *, source: str | None = None, require_configs: bool = True,
                default_name: str = "table") -> TableSpec:
     check_keys(raw, SPEC_KEYS, "", source)
@@ -309,17 +327,7 @@ def parse_spec(raw: dict, *, source: str | None = None, require_configs: bool = 
     if len(set(names)) != len(names):
         raise ConfigError(source, "series", "names a series twice")
 
-    metrics_node = raw["metrics"]
-    if isinstance(metrics_node, list):
-        metrics_node = {str(m): {} for m in metrics_node}
-    if not isinstance(metrics_node, dict) or not metrics_node:
-        raise ConfigError(source, "metrics", "must be a non-empty mapping of metric -> options "
-                                             "(or a list of metric names)")
-    metrics = []
-    for name, opts in metrics_node.items():
-        opts = opts or {}
-        check_keys(opts, METRIC_KEYS, f"metrics.{name}", source)
-        metrics.append(metric_style(str(name), opts, pub=pub, source=source))
+    metrics = parse_metrics(raw["metrics"], source, pub=pub)
 
     axes_node = raw.get("axes", {}) or {}
     check_keys(axes_node, ("dataset", *NUMERIC_AXES, "variant"), "axes", source)
