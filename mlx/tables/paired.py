@@ -11,7 +11,10 @@ and the Wilcoxon signed-rank p-value (:func:`scipy.stats.wilcoxon`).
 
 Only ``split == "test"`` rows with status ``ok`` are read; ``validation`` rows (selection
 candidates) never are. A method without a rank (k/L empty, e.g. binary relevance) is
-paired with every k/L of the other, as in the paper tables. Repetitions that only one
+paired with every k/L of the other, as in the paper tables. A parameter that both methods
+sweep (a ``grid`` key with several values in each, such as LSVV's ``space``) is a shared
+setting: A's rows are paired with B's rows of the same value only, never across values;
+parameters only one side varies are shown beside each row. Repetitions that only one
 method has are left out, and the note says how many each had.
 
 Pairs must be independent draws. Repetitions whose split, label mask (and labelled rows)
@@ -25,6 +28,7 @@ is zero both p-values are 1 (scipy's tests are undefined there) and the note say
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import warnings
@@ -153,6 +157,31 @@ def _match(x, y) -> bool:
     return x == y
 
 
+def _swept(ok: pd.DataFrame, label: str) -> dict:
+    """Parameter name -> its values, for the parameters taking several values in ``label``'s
+    rows (its grid)."""
+    values: dict = {}
+    for text in ok.loc[ok["label"] == label, "params"].unique():
+        for k, v in _decoded(text).items():
+            values.setdefault(k, set()).add(json.dumps(v, sort_keys=True))
+    return {k: v for k, v in values.items() if len(v) > 1}
+
+
+def _decoded(text: str) -> dict:
+    try:
+        value = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _same_shared(pa: str, pb: str, shared: set) -> bool:
+    """A's and B's parameters agree on every parameter both sweep."""
+    da, db = _decoded(pa), _decoded(pb)
+    return all(json.dumps(da.get(k), sort_keys=True) == json.dumps(db.get(k), sort_keys=True)
+               for k in shared)
+
+
 def paired_comparison(frame: pd.DataFrame, a: str, b: str, *,
                       source: str = "results") -> PairedComparison:
     """Pair methods labelled ``a`` and ``b`` of ``frame`` (rows of a results.csv)."""
@@ -178,11 +207,14 @@ def paired_comparison(frame: pd.DataFrame, a: str, b: str, *,
            & f["value"].notna() & f["repetition"].notna()]
     ok = ok.assign(**{c: ok[c].round(9) for c in numeric if c != "repetition"})
     sa, sb = _settings(ok, a), _settings(ok, b)
+    shared = set(_swept(ok, a)) & set(_swept(ok, b))
     rows = []
     at = keys.index("params") + 1          # A's and B's parameters differ: shown, not matched
     for ka, reps_a in sa.items():
         for kb, reps_b in sb.items():
             if not all(_match(x, y) for i, (x, y) in enumerate(zip(ka, kb)) if i != at):
+                continue
+            if not _same_shared(ka[at], kb[at], shared):     # never across a shared grid
                 continue
             setting = {c: (y if isinstance(x, float) and math.isnan(x) else x)
                        for c, x, y in zip(["metric", *keys], ka, kb)}

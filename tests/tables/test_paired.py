@@ -256,3 +256,21 @@ def test_methods_with_different_parameters_are_paired():
     assert r.pairs == 6 and r.t_pvalue == stats.ttest_rel(LSVV, SRM).pvalue
     assert (r.params_a, r.params_b) == ('{"loss": "squared", "max_iter": 10}',
                                         '{"loss": "squared"}')
+
+
+def test_a_grid_both_methods_sweep_is_matched_not_crossed():
+    # LSVV's four models all sweep `space`: linear is paired with linear and rff with rff,
+    # never linear with rff; a parameter only one side varies (l2_reg) is paired with all.
+    rows = []
+    for rep, (x, y) in enumerate(zip(LSVV, SRM)):
+        for space, shift in (("linear", 0.0), ("rff", 0.5)):
+            rows += [row("LSVV", rep, "error", x + shift, params={"space": space}),
+                     row("SRM-VV", rep, "error", y + shift, params={"space": space})]
+        for lam in (0.1, 1.0):
+            rows += [row("BR", rep, "error", y + lam, params={"l2_reg": lam})]
+    cmp = paired_comparison(pd.DataFrame(rows), "LSVV", "SRM-VV")
+    assert [(json.loads(r.params_a)["space"], json.loads(r.params_b)["space"])
+            for r in cmp.rows] == [("linear", "linear"), ("rff", "rff")]
+    assert all(r.mean_diff == pytest.approx(np.mean(LSVV) - np.mean(SRM)) for r in cmp.rows)
+    crossed = paired_comparison(pd.DataFrame(rows), "LSVV", "BR")
+    assert len(crossed.rows) == 4
