@@ -529,3 +529,42 @@ def test_default_metrics_of_an_unknown_task():
     assert str(info.value) == ("unknown task 'multi-label'. Did you mean 'multilabel'? "
                                "Available tasks: multiclass, multilabel, ordinal, regression")
 
+
+
+def test_metric_compute_takes_its_arguments_by_name():
+    from mlx.metrics.names import COMPUTE_ARGUMENTS
+
+    args = ("x", "d", "instance", "mean")
+    ok = (lambda *, labels, scores, **_: labels, lambda **_: 0,
+          lambda *, labels, targets, scores, top_k, k, threshold, auc_degenerate: 0)
+    for compute in ok:
+        assert MetricFamily(*args, compute, tasks={"multilabel"}).compute is compute
+    bad = {"positional": lambda Y, T, s, topk, k, t, d: 0,
+           "one positional": lambda labels, *, scores, **_: 0,
+           "unknown name": lambda *, labels, degenerate, **_: 0,
+           "names missing, no **_": lambda *, labels, scores: 0,
+           "*args": lambda *a, **_: 0}
+    for why, compute in bad.items():
+        with pytest.raises(TypeError, match=r"compute must take keyword-only arguments among "
+                                            + ", ".join(COMPUTE_ARGUMENTS)):
+            MetricFamily(*args, compute, tasks={"multilabel"})
+    for form in metric_names():
+        fam = METRICS.get(form)
+        assert (fam.compute is None) == (fam.kind == "counts")
+
+
+def test_every_metric_reads_its_arguments_by_name_and_ignores_the_others():
+    Y = sp.csr_matrix(np.array([[1, 0, 1], [0, 1, 0]]))
+    scores = np.array([[0.9, 0.2, 0.4], [0.1, 0.3, 0.8]])
+    named = {"labels": Y, "targets": Y.toarray().astype(float), "scores": scores,
+             "top_k": top_k_indices(scores, 2), "k": 2, "threshold": 0.35,
+             "auc_degenerate": "zero"}
+    expected = {"p@<k>": precision_at_k(Y, scores, k=2), "ndcg@<k>": ndcg_at_k(Y, scores, k=2),
+                "hamming": hamming_loss(Y, scores, threshold=0.35),
+                "auc": instance_auc(Y, scores, degenerate="zero"),
+                "f1": f1(Y, scores, threshold=0.35), "error": zero_one_error(Y, scores),
+                "mse": mean_squared_error(Y, scores), "rmse": mean_squared_error(Y, scores),
+                "mae": mean_absolute_error(Y, scores)}
+    for form, values in expected.items():
+        np.testing.assert_array_equal(METRICS.get(form).compute(**named), values)
+    assert {f for f in metric_names() if METRICS.get(f).compute is not None} == set(expected)

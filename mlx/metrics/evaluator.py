@@ -149,8 +149,9 @@ class Evaluator:
                 if fam.form == "auc" and _auc_by_counting_is_cheaper(Y, L):
                     values = _auc_by_counting(Y, scores, self.auc_degenerate)
                 else:
-                    values = fam.compute(Y, T, scores, sub, spec.k, self.threshold,
-                                         self.auc_degenerate)
+                    values = fam.compute(labels=Y, targets=T, scores=scores, top_k=sub,
+                                         k=spec.k, threshold=self.threshold,
+                                         auc_degenerate=self.auc_degenerate)
                 self._values[spec.name].append(np.asarray(values, dtype=np.float64))
         if any(s.family.kind == "counts" for s in self.specs):
             self._add_counts(Y, scores)

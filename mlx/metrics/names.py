@@ -8,6 +8,7 @@ A metric name such as ``"p@3"`` or ``"hamming"`` is an instance of a registered
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from mlx.registry import Registry
 
 __all__ = [
     "TASK_NAMES",
+    "COMPUTE_ARGUMENTS",
     "METRICS",
     "MetricFamily",
     "MetricSpec",
@@ -60,8 +62,20 @@ class MetricFamily:
     aggregate : str
         ``"mean"``, ``"sqrt_mean"`` (RMSE), ``"micro"`` or ``"macro"``.
     compute : callable or None
-        ``compute(Y, T, scores, topk, k, threshold, degenerate) -> (n,)`` on
-        validated inputs (Y: canonical label CSR; T: dense targets or None).
+        The per-instance values, shape ``(n,)``, of a batch of ``n`` validated rows, called
+        with every argument by name (:data:`COMPUTE_ARGUMENTS`)::
+
+            compute(*, labels, targets, scores, top_k, k, threshold, auc_degenerate)
+
+        ``labels``: the canonical label CSR, shape ``(n, n_labels)`` (None when no metric
+        of the batch reads labels); ``targets``: the dense real targets of the same shape
+        (None when none reads values); ``scores``: dense, ``(n, n_labels)``; ``top_k``: the
+        indices of each row's ``min(k, n_labels)`` best-scored labels (None unless
+        ``uses_top_k``); ``k``: the metric's k (None without); ``threshold``: the decision
+        threshold (``score > threshold`` predicts a label); ``auc_degenerate``: ``"skip"``
+        or ``"zero"``. A metric names the arguments it reads and takes the rest as ``**_``;
+        every parameter must be keyword-only (checked when the family is made). None for
+        ``kind="counts"``.
     uses_top_k : bool
         Whether the family takes ``k`` and consumes the shared top-k array.
     targets : str
@@ -89,11 +103,35 @@ class MetricFamily:
     uses_threshold: bool = field(default=False, kw_only=True)
 
     def __post_init__(self):
+        if self.compute is not None:
+            _check_compute(self.form, self.compute)
         tasks = frozenset(self.tasks)
         if not tasks or not tasks <= set(TASK_NAMES):
             raise ValueError(f"metric {self.form!r}: tasks must be a non-empty subset of "
                              f"{TASK_NAMES}; got {sorted(tasks)}")
         object.__setattr__(self, "tasks", tasks)
+
+
+#: The names :meth:`MetricFamily.compute` is called with, every one by name.
+COMPUTE_ARGUMENTS = ("labels", "targets", "scores", "top_k", "k", "threshold",
+                     "auc_degenerate")
+
+
+def _check_compute(form: str, compute: Callable) -> None:
+    """Refuse a ``compute`` that could be called positionally or does not accept every name
+    of :data:`COMPUTE_ARGUMENTS`: the contract is by name, so no argument can slip into
+    another's place."""
+    import inspect
+
+    params = inspect.signature(compute).parameters.values()
+    named = {p.name for p in params if p.kind is p.KEYWORD_ONLY}
+    rest = any(p.kind is p.VAR_KEYWORD for p in params)
+    positional = [p.name for p in params if p.kind not in (p.KEYWORD_ONLY, p.VAR_KEYWORD)]
+    unknown = sorted(named - set(COMPUTE_ARGUMENTS))
+    if positional or unknown or not (rest or named >= set(COMPUTE_ARGUMENTS)):
+        raise TypeError(f"metric {form!r}: compute must take keyword-only arguments among "
+                        f"{', '.join(COMPUTE_ARGUMENTS)} (and **_ for those it does not read); "
+                        f"got ({', '.join(p.name for p in params)})")
 
 
 METRICS: Registry[MetricFamily] = Registry("metric")
@@ -105,21 +143,26 @@ def _register(family: MetricFamily) -> None:
 
 _register(MetricFamily(
     "p@<k>", "precision at k (top-K accuracy): |top-k ∩ labels| / k", "instance", "mean",
-    lambda Y, T, s, topk, k, t, d: _precision(Y, s, k, topk), uses_top_k=True,
-    tasks=_MULTILABEL))
+    lambda *, labels, scores, top_k, k, **_: _precision(labels, scores, k, top_k),
+    uses_top_k=True, tasks=_MULTILABEL))
 _register(MetricFamily(
     "ndcg@<k>", "normalised DCG at k; rows without labels excluded", "instance", "mean",
-    lambda Y, T, s, topk, k, t, d: _ndcg(Y, s, k, topk), uses_top_k=True, tasks=_MULTILABEL))
+    lambda *, labels, scores, top_k, k, **_: _ndcg(labels, scores, k, top_k),
+    uses_top_k=True, tasks=_MULTILABEL))
 _register(MetricFamily(
     "hamming", "Hamming loss |pred Δ labels| / L with pred = score > threshold",
-    "instance", "mean", lambda Y, T, s, topk, k, t, d: _hamming(Y, s, t),
+    "instance", "mean",
+    lambda *, labels, scores, threshold, **_: _hamming(labels, scores, threshold),
     higher_is_better=False, tasks=_MULTILABEL, uses_threshold=True))
 _register(MetricFamily(
     "auc", "per-instance ROC AUC over (positive, negative) label pairs, ties ½",
-    "instance", "mean", lambda Y, T, s, topk, k, t, d: _auc(Y, s, d), tasks=_MULTILABEL))
+    "instance", "mean",
+    lambda *, labels, scores, auc_degenerate, **_: _auc(labels, scores, auc_degenerate),
+    tasks=_MULTILABEL))
 _register(MetricFamily(
     "f1", "example-based F1 with pred = score > threshold", "instance", "mean",
-    lambda Y, T, s, topk, k, t, d: _f1(Y, s, t), tasks=_MULTILABEL, uses_threshold=True))
+    lambda *, labels, scores, threshold, **_: _f1(labels, scores, threshold),
+    tasks=_MULTILABEL, uses_threshold=True))
 _register(MetricFamily(
     "micro_f1", "F1 of the per-label TP/FP/FN counts summed over labels", "counts", "micro",
     None, tasks=_MULTILABEL, uses_threshold=True))
@@ -128,19 +171,20 @@ _register(MetricFamily(
     tasks=_MULTILABEL, uses_threshold=True))
 _register(MetricFamily(
     "error", "multi-class error rate: argmax score is not the true class", "instance", "mean",
-    lambda Y, T, s, topk, k, t, d: _error(Y, s), higher_is_better=False, tasks=_CLASSES))
+    lambda *, labels, scores, **_: _error(labels, scores), higher_is_better=False,
+    tasks=_CLASSES))
 _register(MetricFamily(
     "mse", "mean squared error over instances and outputs", "instance", "mean",
-    lambda Y, T, s, topk, k, t, d: _squared(T, s), targets="values", higher_is_better=False,
-    tasks=_VALUES))
+    lambda *, targets, scores, **_: _squared(targets, scores), targets="values",
+    higher_is_better=False, tasks=_VALUES))
 _register(MetricFamily(
     "rmse", "square root of the mean squared error", "instance", "sqrt_mean",
-    lambda Y, T, s, topk, k, t, d: _squared(T, s), targets="values", higher_is_better=False,
-    tasks=_VALUES))
+    lambda *, targets, scores, **_: _squared(targets, scores), targets="values",
+    higher_is_better=False, tasks=_VALUES))
 _register(MetricFamily(
     "mae", "mean absolute error over instances and outputs", "instance", "mean",
-    lambda Y, T, s, topk, k, t, d: _absolute(T, s), targets="values", higher_is_better=False,
-    tasks=_VALUES))
+    lambda *, targets, scores, **_: _absolute(targets, scores), targets="values",
+    higher_is_better=False, tasks=_VALUES))
 
 _DEFAULT_METRICS = {
     "multilabel": ("p@1", "p@3", "p@5", "hamming", "auc"),
