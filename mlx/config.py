@@ -20,7 +20,8 @@ from mlx.errors import ConfigError, MlxError, suggest
 from mlx.validation import (as_bool, as_float, as_int, as_list, as_ratio, as_str, check_keys,
                             read_yaml, shown, type_name)
 
-__all__ = ["Config", "MethodSpec", "load_config", "parse_config"]
+__all__ = ["Config", "EvaluationSpec", "MethodSpec", "SelectionSpec", "SplitSpec",
+           "load_config", "parse_config"]
 
 TOP_KEYS = ("name", "seed", "dataset", "split", "target", "preprocess", "methods", "sweep",
             "metrics", "evaluation", "selection", "runner", "output", "description", "units")
@@ -77,43 +78,110 @@ class SplitSpec:
 
 
 @dataclass(frozen=True)
-class Config:
-    name: str
-    seed: int
-    dataset: Any  # mlx.data.catalog.DatasetSpec
-    dataset_node: Any
-    preprocess: list
-    methods: tuple
-    rank_ratio: tuple
-    observed_ratio: tuple
-    repetitions: int
+class EvaluationSpec:
+    """What is computed from each fitted model, and on which parts (``metrics:`` and
+    ``evaluation:`` in a config); shared by a :class:`Config` and each of its cells."""
+
     metrics: tuple
-    auc_degenerate: str
-    batch_size: int | None
-    eval_splits: tuple
-    selection_metric: str
-    validation_fraction: float
+    """``metrics``: canonical metric names (``p@3``) in the config's order; the task's
+    defaults when the config lists none."""
+    auc_degenerate: str = "skip"
+    """``evaluation.auc_degenerate``: rows without a positive or without a negative label are
+    left out of ``auc`` (``skip``) or count 0 (``zero``)."""
+    batch_size: int | None = None
+    """``evaluation.batch_size``: rows scored at once (None: a batch of scores stays under
+    about 64 MB)."""
+    splits: tuple = ("test",)
+    """``evaluation.splits``: the parts evaluated, ``test`` and/or ``train``."""
+    store_top_k: int = 20
+    """``evaluation.store_top_k``: depth of the label ranking stored with each cell, from which
+    ``p@k`` and ``ndcg@k`` of a later config are computed without a refit."""
+
+
+@dataclass(frozen=True)
+class SelectionSpec:
+    """How a method's ``select`` candidates are compared (``selection:`` in a config), on
+    the labelled training rows only; shared by a :class:`Config` and each of its cells."""
+
+    metric: str
+    """``selection.metric``: the metric compared (default: the first of ``metrics``)."""
+    validation_fraction: float = 0.2
+    """``selection.validation_fraction``: the hold-out part of the training rows, in (0, 0.5]."""
+    cv: int | None = None
+    """``selection.cv``: k-fold cross-validation instead of one hold-out split."""
+    stratify: bool = False
+    """``selection.stratify``: hold-out part and folds keep the class (or level) proportions."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """A validated experiment config: every key after defaults (:func:`load_config`).
+
+    Each field documents the config key it comes from; :meth:`resolved` gives the config
+    back as plain data (``config.resolved.yaml``).
+    """
+
+    name: str
+    """``name``: the experiment's plain name (the default output is ``results/<name>``)."""
+    seed: int
+    """``seed``: the base seed; every random draw is seeded from it by name
+    (:mod:`mlx.seeding`)."""
+    dataset: Any  # mlx.data.catalog.DatasetSpec
+    """``dataset``, resolved to a :class:`~mlx.data.spec.DatasetSpec` (registered, files or
+    synthetic)."""
+    dataset_node: Any
+    """``dataset`` as the config gave it (written back by :meth:`resolved`)."""
+    preprocess: list
+    """``preprocess``: the feature steps of every method entry without its own (default
+    ``[bias]``)."""
+    methods: tuple
+    """``methods``: one :class:`MethodSpec` per entry, in order, each with its label."""
+    rank_ratio: tuple
+    """``sweep.rank_ratio``: the ranks of methods with a rank, as k/L (unused with ``rank``)."""
+    observed_ratio: tuple
+    """``sweep.observed_ratio``: fractions of the training label entries observed."""
+    repetitions: int
+    """``sweep.repetitions`` (or ``split.repetitions``): draws of every setting."""
+    evaluation: EvaluationSpec
+    """``metrics`` and ``evaluation``: what is computed on which parts."""
+    selection: SelectionSpec
+    """``selection``: how ``select`` candidates are compared."""
     jobs: int | None
+    """``runner.jobs``: cells run at once (None: ``mlx run -j`` or the CPU count)."""
     output: str
+    """``output``: the results directory (default ``results/<name>``)."""
     source: str | None
+    """The config file's path, for messages (None for a mapping given in code)."""
     raw: dict = field(repr=False, default_factory=dict)
+    """The parsed YAML mapping, overrides applied, before defaults."""
     task: str = "multilabel"
+    """The dataset's task (``multilabel``, ``multiclass``, ``regression``, ``ordinal``)."""
     split: SplitSpec | None = None
+    """``split``: the random train/test split protocol (None: the data's own split)."""
     target: str = "none"
-    rank: tuple | None = None             # absolute ranks (sweep.rank); else rank_ratio
+    """``target``: target scaling of regression data, ``none`` or ``minmax``."""
+    rank: tuple | None = None
+    """``sweep.rank``: absolute ranks (None: the ranks come from ``rank_ratio``)."""
     labelled_ratio: tuple = (1.0,)
-    cv: int | None = None                 # k-fold selection instead of one hold-out split
-    selection_stratify: bool = False
-    rank_floor: int = 0                   # rank >= min(L, rank_floor) (default sweep only)
-    backend: str = "local"                # runner.backend: local | dask
-    scheduler: str | None = None          # runner.scheduler: a Dask scheduler address
-    ship_data: bool = False               # runner.ship_data: scatter the data to Dask workers
-    units: str | None = None              # percent | fraction for [0, 1] metrics (tables, plots)
-    overrides: tuple = ()                 # command-line key.path=value texts, as given
-    store_top_k: int = 20                 # evaluation.store_top_k: depth of the stored ranking
+    """``sweep.labelled_ratio``: fractions of the training rows that keep their labels."""
+    rank_floor: int = 0
+    """The rank is at least ``min(L, rank_floor)``: 10 without a rank axis in the config, else 0."""
+    backend: str = "local"
+    """``runner.backend``: ``local`` (a process pool) or ``dask``."""
+    scheduler: str | None = None
+    """``runner.scheduler``: a Dask scheduler address (None: a local Dask cluster)."""
+    ship_data: bool = False
+    """``runner.ship_data``: scatter the loaded data to the Dask workers instead of each
+    reading its files."""
+    units: str | None = None
+    """``units``: how tables, plots and reports show [0, 1] metrics, ``percent`` or
+    ``fraction`` (None: each command's default)."""
+    overrides: tuple = ()
+    """The command line's ``key.path=value`` texts, as given (:mod:`mlx.overrides`)."""
 
     def resolved(self) -> dict:
         """The config after defaults, as plain data (written with the results)."""
+        ev, sel = self.evaluation, self.selection
         out = {
             "name": self.name,
             "seed": self.seed,
@@ -134,12 +202,11 @@ class Config:
                       "observed_ratio": list(self.observed_ratio),
                       "labelled_ratio": list(self.labelled_ratio),
                       "repetitions": self.repetitions},
-            "metrics": list(self.metrics),
-            "evaluation": {"auc_degenerate": self.auc_degenerate, "batch_size": self.batch_size,
-                           "splits": list(self.eval_splits), "store_top_k": self.store_top_k},
-            "selection": {"metric": self.selection_metric,
-                          "validation_fraction": self.validation_fraction, "cv": self.cv,
-                          "stratify": self.selection_stratify},
+            "metrics": list(ev.metrics),
+            "evaluation": {"auc_degenerate": ev.auc_degenerate, "batch_size": ev.batch_size,
+                           "splits": list(ev.splits), "store_top_k": ev.store_top_k},
+            "selection": {"metric": sel.metric, "validation_fraction": sel.validation_fraction,
+                          "cv": sel.cv, "stratify": sel.stratify},
             "runner": {"jobs": self.jobs, "backend": self.backend,
                        "scheduler": self.scheduler, "ship_data": self.ship_data},
             "output": self.output,
@@ -168,35 +235,61 @@ def load_config(path: str | os.PathLike, overrides=()) -> Config:
 
 
 def parse_config(raw: dict, *, source: str | None = None) -> Config:
-    """Validate a config mapping (already parsed from YAML)."""
-    from mlx.data.catalog import resolve_dataset
-    from mlx.methods import METHODS
-    from mlx.metrics import parse_metric
-    from mlx.preprocess import parse_steps
-    from mlx.tasks import get_task
-
+    """Validate a config mapping (already parsed from YAML), one section after another."""
     raw = copy.deepcopy(raw)
     check_keys(raw, TOP_KEYS, "", source)
     for required in ("name", "dataset", "methods"):
         if required not in raw:
             raise ConfigError(source, None, f"missing required key {required!r}")
+    name, seed = _parse_name(raw, source), as_int(raw.get("seed", 0), "seed", source, minimum=0)
+    dataset, task = _parse_dataset(raw, source)
+    preprocess = _parse_preprocess(raw, source)
+    target = _parse_target(raw, dataset, task, source)
+    evaluation = _parse_evaluation(raw, task, source)
+    selection = _parse_selection(raw, evaluation.metrics[0], task, source)
+    sweep = _parse_sweep(raw, dataset, task, source)
+    split, repetitions = _parse_split(raw, sweep.pop("repetitions"), dataset, task, source)
+    methods = _parse_methods(raw, dataset, task, source)
+    runner = _parse_runner(raw, source)
+    output = raw.get("output", os.path.join("results", name))
+    as_str(output, "output", source)
+    return Config(name=name, seed=seed, dataset=dataset, dataset_node=raw["dataset"],
+                  preprocess=preprocess, methods=methods, repetitions=repetitions,
+                  evaluation=evaluation, selection=selection, output=output, source=source,
+                  raw=raw, task=task.name, split=split, target=target,
+                  units=_parse_units(raw, source), **sweep, **runner)
+
+
+def _parse_name(raw: dict, source) -> str:
     name = as_str(raw["name"], "name", source)
     if any(c in name for c in "/\\") or name.startswith("."):
         raise ConfigError(source, "name", f"must be a plain name (no '/' or leading '.'). "
                                           f"Got {shown(name)} instead.")
-    seed = as_int(raw.get("seed", 0), "seed", source, minimum=0)
+    return name
 
-    dataset_node = raw["dataset"]
-    dataset = resolve_dataset(dataset_node, source=source, key_path="dataset")
-    task = get_task(dataset.task, source=source, key_path="dataset")
 
-    # Default: an intercept for every method (a constant feature); `preprocess: []` turns
-    # it off, as the reproduction configs do where a paper had none.
-    preprocess_node = raw.get("preprocess", DEFAULT_PREPROCESS)
-    preprocess_node = [] if preprocess_node is None else preprocess_node
-    parse_steps(preprocess_node, source=source, key_path="preprocess")
+def _parse_dataset(raw: dict, source):
+    """``(DatasetSpec, Task)`` of the ``dataset`` section."""
+    from mlx.data.catalog import resolve_dataset
+    from mlx.tasks import get_task
 
-    # target scaling (regression only)
+    dataset = resolve_dataset(raw["dataset"], source=source, key_path="dataset")
+    return dataset, get_task(dataset.task, source=source, key_path="dataset")
+
+
+def _parse_preprocess(raw: dict, source) -> list:
+    """The ``preprocess`` steps. Default: an intercept for every method (a constant feature);
+    ``preprocess: []`` turns it off, as the reproduction configs do where a paper had none."""
+    from mlx.preprocess import parse_steps
+
+    node = raw.get("preprocess", DEFAULT_PREPROCESS)
+    node = [] if node is None else node
+    parse_steps(node, source=source, key_path="preprocess")
+    return list(node)
+
+
+def _parse_target(raw: dict, dataset, task, source) -> str:
+    """``target``: the scaling of regression targets."""
     target = raw.get("target", "none")
     target = "none" if target is None else target
     if target not in TARGET_SCALINGS:
@@ -205,20 +298,27 @@ def parse_config(raw: dict, *, source: str | None = None) -> Config:
     if target != "none" and task.name != "regression":
         raise ConfigError(source, "target", f"scales regression targets; the dataset "
                                             f"'{dataset.name}' is {task.phrase}")
+    return target
 
-    # metrics
-    metrics_node = raw.get("metrics", task.default_metrics())
+
+def _parse_metric_name(name, path: str, task, source) -> str:
+    """A metric name of the config, canonical, checked against the task."""
+    from mlx.metrics import parse_metric
+
+    name = _wrap(lambda: parse_metric(name), source, path).name
+    task.check_metric(name, source=source, key_path=path)
+    return name
+
+
+def _parse_evaluation(raw: dict, task, source) -> EvaluationSpec:
+    """The ``metrics`` and ``evaluation`` sections."""
     metrics = []
-    for i, m in enumerate(as_list(metrics_node, "metrics", source)):
-        path = f"metrics[{i}]"
-        as_str(m, path, source)
-        name_ = _wrap(lambda: parse_metric(m), source, path).name
-        task.check_metric(name_, source=source, key_path=path)
-        metrics.append(name_)
+    for i, m in enumerate(as_list(raw.get("metrics", task.default_metrics()), "metrics",
+                                  source)):
+        as_str(m, f"metrics[{i}]", source)
+        metrics.append(_parse_metric_name(m, f"metrics[{i}]", task, source))
     if len(set(metrics)) != len(metrics):
         raise ConfigError(source, "metrics", "lists a metric twice")
-
-    # evaluation
     ev = raw.get("evaluation", {}) or {}
     check_keys(ev, EVAL_KEYS, "evaluation", source)
     auc_degenerate = ev.get("auc_degenerate", "skip")
@@ -234,14 +334,16 @@ def parse_config(raw: dict, *, source: str | None = None) -> Config:
         if s_ not in ("test", "train"):
             raise ConfigError(source, f"evaluation.splits[{i}]",
                               f"must be 'test' or 'train'. Got {shown(s_)} instead.")
+    return EvaluationSpec(metrics=tuple(metrics), auc_degenerate=auc_degenerate,
+                          batch_size=batch_size, splits=splits, store_top_k=store_top_k)
 
-    # selection
+
+def _parse_selection(raw: dict, first_metric: str, task, source) -> SelectionSpec:
+    """The ``selection`` section (the metric defaults to the config's first)."""
     sel = raw.get("selection", {}) or {}
     check_keys(sel, SELECTION_KEYS, "selection", source)
-    selection_metric = as_str(sel.get("metric", metrics[0]), "selection.metric", source)
-    selection_metric = _wrap(lambda: parse_metric(selection_metric), source,
-                             "selection.metric").name
-    task.check_metric(selection_metric, source=source, key_path="selection.metric")
+    metric = as_str(sel.get("metric", first_metric), "selection.metric", source)
+    metric = _parse_metric_name(metric, "selection.metric", task, source)
     # A validation part larger than the part the candidates are fitted on would choose
     # parameters for a different amount of data than the final fit sees.
     validation_fraction = as_float(sel.get("validation_fraction", 0.2),
@@ -253,19 +355,30 @@ def parse_config(raw: dict, *, source: str | None = None) -> Config:
         if "validation_fraction" in sel:
             raise ConfigError(source, "selection.cv",
                               "is an alternative to selection.validation_fraction; give one")
-    selection_stratify = as_bool(sel.get("stratify", task.stratified), "selection.stratify",
-                               source)
-    if selection_stratify and not task.stratified:
-        raise ConfigError(source, "selection.stratify",
-                          f"stratification needs classes or levels; {task.phrase} has "
-                          f"neither")
+    stratify = _parse_stratify(sel, "selection.stratify", task, source)
+    return SelectionSpec(metric=metric, validation_fraction=validation_fraction, cv=cv,
+                         stratify=stratify)
 
-    # sweep
+
+def _parse_stratify(node: dict, path: str, task, source) -> bool:
+    """``stratify`` of ``selection`` or ``split``: by default where the task allows it."""
+    stratify = as_bool(node.get("stratify", task.stratified), path, source)
+    if stratify and not task.stratified:
+        raise ConfigError(source, path, f"stratification needs classes or levels; "
+                                        f"{task.phrase} has neither")
+    return stratify
+
+
+def _parse_ratios(sw: dict, axis: str, default: list, source) -> tuple:
+    values = as_list(sw.get(axis, default), f"sweep.{axis}", source)
+    return tuple(as_ratio(v, f"sweep.{axis}[{i}]", source) for i, v in enumerate(values))
+
+
+def _parse_sweep(raw: dict, dataset, task, source) -> dict:
+    """The ``sweep`` section, as the :class:`Config` fields it sets."""
     sw = raw.get("sweep", {}) or {}
     check_keys(sw, SWEEP_KEYS, "sweep", source)
-    rank_ratio = tuple(as_ratio(v, f"sweep.rank_ratio[{i}]", source)
-                       for i, v in enumerate(as_list(sw.get("rank_ratio", [DEFAULT_RANK_RATIO]),
-                                                   "sweep.rank_ratio", source)))
+    rank_ratio = _parse_ratios(sw, "rank_ratio", [DEFAULT_RANK_RATIO], source)
     # k/L = 0.2 (the LEML paper's smallest ratio) gives rank 1 on a 6-label set: without a
     # rank axis in the config, the rank is at least min(L, 10).
     rank_floor = 0 if ("rank_ratio" in sw or sw.get("rank") is not None) else DEFAULT_RANK_FLOOR
@@ -276,64 +389,67 @@ def parse_config(raw: dict, *, source: str | None = None) -> Config:
                                                     "(absolute ranks vs k/L); give one")
         rank = tuple(as_int(v, f"sweep.rank[{i}]", source, minimum=1)
                      for i, v in enumerate(as_list(sw["rank"], "sweep.rank", source)))
-    observed_ratio = tuple(as_ratio(v, f"sweep.observed_ratio[{i}]", source)
-                           for i, v in enumerate(as_list(sw.get("observed_ratio", [1.0]),
-                                                       "sweep.observed_ratio", source)))
+    observed_ratio = _parse_ratios(sw, "observed_ratio", [1.0], source)
     if any(r < 1.0 for r in observed_ratio) and not task.entry_masks:
         raise ConfigError(source, "sweep.observed_ratio",
                           f"masks label entries of multi-label data; the dataset "
                           f"'{dataset.name}' is {task.phrase} (use sweep.labelled_ratio "
                           f"for labelled rows)")
-    labelled_ratio = tuple(as_ratio(v, f"sweep.labelled_ratio[{i}]", source)
-                           for i, v in enumerate(as_list(sw.get("labelled_ratio", [1.0]),
-                                                       "sweep.labelled_ratio", source)))
+    labelled_ratio = _parse_ratios(sw, "labelled_ratio", [1.0], source)
     for axis, values in (("rank_ratio", rank_ratio), ("rank", rank or ()),
                          ("observed_ratio", observed_ratio), ("labelled_ratio", labelled_ratio)):
         if len(set(values)) != len(values):
             raise ConfigError(source, f"sweep.{axis}", "lists a value twice")
     repetitions = as_int(sw.get("repetitions", 1), "sweep.repetitions", source, minimum=1)
+    return {"rank_ratio": rank_ratio, "rank_floor": rank_floor, "rank": rank,
+            "observed_ratio": observed_ratio, "labelled_ratio": labelled_ratio,
+            "repetitions": repetitions}
 
-    # split protocol
-    split = None
-    split_node = raw.get("split")
-    if split_node is not None:
-        check_keys(split_node, SPLIT_KEYS, "split", source)
-        fraction = as_ratio(split_node.get("test_fraction", 0.3), "split.test_fraction", source)
-        if fraction >= 1.0:
-            raise ConfigError(source, "split.test_fraction",
-                              f"must be a float in the range (0, 1). Got {shown(fraction)} instead.")
-        stratify = as_bool(split_node.get("stratify", task.stratified), "split.stratify", source)
-        if stratify and not task.stratified:
-            raise ConfigError(source, "split.stratify",
-                              f"stratification needs classes or levels; {task.phrase} "
-                              f"has neither")
-        if "repetitions" in split_node:
-            reps = as_int(split_node["repetitions"], "split.repetitions", source, minimum=1)
-            if "repetitions" in sw and reps != repetitions:
-                raise ConfigError(source, "split.repetitions",
-                                  f"is {reps} but sweep.repetitions is {repetitions}; each "
-                                  f"repetition draws one split, give the number once")
-            repetitions = reps
-        pool = as_bool(split_node.get("pool", False), "split.pool", source)
-        if dataset.has_split and not pool:
-            raise ConfigError(source, "split",
-                              f"'{dataset.name}' has its own test file, and a random split "
-                              f"would pool it with the training file and split the rows "
-                              f"afresh; say so with split.pool: true, or remove split to "
-                              f"train and test on the files as given")
-        split = SplitSpec(test_fraction=fraction, stratify=stratify, pool=pool)
-    elif not dataset.has_split:
-        raise ConfigError(source, "dataset",
-                          f"'{dataset.name}' has no official train/test split; add a random "
-                          f"split protocol, e.g. split: {{test_fraction: 0.3, repetitions: 5}}")
 
-    # methods
-    methods_node = raw["methods"]
-    if not isinstance(methods_node, list) or not methods_node:
+def _parse_split(raw: dict, repetitions: int, dataset, task, source):
+    """``(SplitSpec or None, repetitions)`` of the ``split`` section; ``split.repetitions``
+    may give the number of repetitions instead of ``sweep.repetitions``."""
+    node = raw.get("split")
+    if node is None:
+        if not dataset.has_split:
+            raise ConfigError(source, "dataset",
+                              f"'{dataset.name}' has no official train/test split; add a "
+                              f"random split protocol, e.g. split: {{test_fraction: 0.3, "
+                              f"repetitions: 5}}")
+        return None, repetitions
+    check_keys(node, SPLIT_KEYS, "split", source)
+    fraction = as_ratio(node.get("test_fraction", 0.3), "split.test_fraction", source)
+    if fraction >= 1.0:
+        raise ConfigError(source, "split.test_fraction",
+                          f"must be a float in the range (0, 1). Got {shown(fraction)} instead.")
+    stratify = _parse_stratify(node, "split.stratify", task, source)
+    if "repetitions" in node:
+        reps = as_int(node["repetitions"], "split.repetitions", source, minimum=1)
+        if "repetitions" in (raw.get("sweep", {}) or {}) and reps != repetitions:
+            raise ConfigError(source, "split.repetitions",
+                              f"is {reps} but sweep.repetitions is {repetitions}; each "
+                              f"repetition draws one split, give the number once")
+        repetitions = reps
+    pool = as_bool(node.get("pool", False), "split.pool", source)
+    if dataset.has_split and not pool:
+        raise ConfigError(source, "split",
+                          f"'{dataset.name}' has its own test file, and a random split "
+                          f"would pool it with the training file and split the rows "
+                          f"afresh; say so with split.pool: true, or remove split to "
+                          f"train and test on the files as given")
+    return SplitSpec(test_fraction=fraction, stratify=stratify, pool=pool), repetitions
+
+
+def _parse_methods(raw: dict, dataset, task, source) -> tuple:
+    """The ``methods`` list: one :class:`MethodSpec` per entry, labelled, each for the task."""
+    from mlx.methods import METHODS
+
+    node = raw["methods"]
+    if not isinstance(node, list) or not node:
         raise ConfigError(source, "methods", "must be a non-empty list of methods, "
                                              "e.g. [{name: br, params: {loss: logistic}}]")
-    specs = [_parse_method(node, i, source) for i, node in enumerate(methods_node)]
-    specs = _assign_labels(specs, source)
+    specs = _assign_labels([_parse_method(entry, i, source) for i, entry in enumerate(node)],
+                           source)
     for spec in specs:
         cls = METHODS.get(spec.name)
         if task.name not in cls.tasks:
@@ -341,8 +457,11 @@ def parse_config(raw: dict, *, source: str | None = None) -> Config:
                               f"method {spec.name!r} does not handle {task.name} tasks (it "
                               f"handles: {', '.join(cls.tasks)}); the dataset "
                               f"'{dataset.name}' is {task.phrase}")
+    return tuple(specs)
 
-    # runner / output
+
+def _parse_runner(raw: dict, source) -> dict:
+    """The ``runner`` section, as the :class:`Config` fields it sets."""
     rn = raw.get("runner", {}) or {}
     check_keys(rn, RUNNER_KEYS, "runner", source)
     jobs = rn.get("jobs")
@@ -363,26 +482,16 @@ def parse_config(raw: dict, *, source: str | None = None) -> Config:
             raise ConfigError(source, "runner.scheduler", "is only used with backend 'dask'; "
                                                           "set runner.backend: dask")
     ship_data = as_bool(rn.get("ship_data", False), "runner.ship_data", source)
-    output = raw.get("output", os.path.join("results", name))
-    as_str(output, "output", source)
+    return {"jobs": jobs, "backend": backend, "scheduler": scheduler, "ship_data": ship_data}
+
+
+def _parse_units(raw: dict, source) -> str | None:
     units = raw.get("units")
     if units is not None and units not in ("percent", "fraction"):
         raise ConfigError(source, "units", f"must be 'percent' or 'fraction' (how tables, "
                                            f"compare, plot and report show [0, 1] metrics). Got "
                                            f"{shown(units)} instead.")
-
-    return Config(
-        name=name, seed=seed, dataset=dataset, dataset_node=dataset_node,
-        preprocess=list(preprocess_node), methods=tuple(specs), rank_ratio=rank_ratio,
-        observed_ratio=observed_ratio, repetitions=repetitions, metrics=tuple(metrics),
-        auc_degenerate=auc_degenerate, batch_size=batch_size, eval_splits=splits,
-        store_top_k=store_top_k,
-        selection_metric=selection_metric, validation_fraction=validation_fraction,
-        jobs=jobs, backend=backend, scheduler=scheduler, ship_data=ship_data,
-        output=output, source=source, raw=raw, task=task.name, split=split,
-        target=target, rank=rank, labelled_ratio=labelled_ratio, cv=cv,
-        selection_stratify=selection_stratify, rank_floor=rank_floor, units=units,
-    )
+    return units
 
 
 def _wrap(fn, source, path):
@@ -417,6 +526,8 @@ def _check_method_params(cls, params: dict, path: str, source, *, label="params"
 
 
 def _parse_method(node, i: int, source) -> MethodSpec:
+    """One entry of ``methods``: its name, ``params``, ``grid``, ``select``, ``preprocess``,
+    ``threshold`` and ``label``, each parameter checked by the method's own validation."""
     from mlx.methods import METHODS
     from mlx.preprocess import parse_steps
 
@@ -428,45 +539,10 @@ def _parse_method(node, i: int, source) -> MethodSpec:
         raise ConfigError(source, path, "missing required key 'name'")
     name = node["name"]
     cls = METHODS.get(name, source=source, key_path=f"{path}.name")
-    params = node.get("params", {}) or {}
-    if not isinstance(params, dict):
-        raise ConfigError(source, f"{path}.params", f"must be a mapping, got {type_name(params)}")
-    for reserved in RESERVED_PARAMS:
-        if reserved in params and (reserved != "rank" or cls.uses_rank):
-            raise ConfigError(source, f"{path}.params.{reserved}",
-                              "is set by the runner (rank from sweep.rank_ratio or sweep.rank, "
-                              "random_state from seed, task from the dataset); remove it")
-    base = dict(params)
-    if cls.uses_rank:
-        base.setdefault("rank", 1)
-    _check_method_params(cls, base, path, source)
-
-    axes = {}
-    for section in ("grid", "select"):
-        sec = node.get(section, {}) or {}
-        if not isinstance(sec, dict):
-            raise ConfigError(source, f"{path}.{section}",
-                              f"must be a mapping of parameter -> list of values, got {type_name(sec)}")
-        out = {}
-        for key, values in sec.items():
-            values = as_list(values, f"{path}.{section}.{key}", source)
-            if section == "select" and key == "preprocess":
-                for j, v in enumerate(values):
-                    parse_steps(v or [], source=source, key_path=f"{path}.select.preprocess[{j}]")
-                out[key] = [list(v or []) for v in values]
-                continue
-            if key in params:
-                raise ConfigError(source, f"{path}.{section}.{key}",
-                                  f"is also fixed in {path}.params; give it in one place")
-            for j, v in enumerate(values):
-                try:
-                    _check_method_params(cls, {**base, key: v}, path, source, label=section)
-                except ConfigError as exc:
-                    msg = exc.message
-                    raise ConfigError(source, f"{path}.{section}.{key}[{j}]", msg) from None
-            out[key] = values
-        axes[section] = out
-    overlap = set(axes["grid"]) & set(axes["select"])
+    params = _parse_method_params(node, cls, path, source)
+    grid = _parse_method_axis(node, "grid", cls, params, path, source)
+    select = _parse_method_axis(node, "select", cls, params, path, source)
+    overlap = set(grid) & set(select)
     if overlap:
         key = sorted(overlap)[0]
         raise ConfigError(source, f"{path}.select.{key}",
@@ -475,7 +551,7 @@ def _parse_method(node, i: int, source) -> MethodSpec:
     if mprep is not None:
         parse_steps(mprep, source=source, key_path=f"{path}.preprocess")
         mprep = list(mprep)
-        if "preprocess" in axes["select"]:
+        if "preprocess" in select:
             raise ConfigError(source, f"{path}.preprocess",
                               f"is also in {path}.select; give it in one place")
     threshold = node.get("threshold")
@@ -484,8 +560,57 @@ def _parse_method(node, i: int, source) -> MethodSpec:
     label = node.get("label")
     if label is not None:
         as_str(label, f"{path}.label", source)
-    return MethodSpec(name=name, label=label or "", params=params, grid=axes["grid"],
-                      select=axes["select"], preprocess=mprep, threshold=threshold, index=i)
+    return MethodSpec(name=name, label=label or "", params=params, grid=grid, select=select,
+                      preprocess=mprep, threshold=threshold, index=i)
+
+
+def _parse_method_params(node: dict, cls, path: str, source) -> dict:
+    """A method entry's fixed ``params`` (none of them set by the runner)."""
+    params = node.get("params", {}) or {}
+    if not isinstance(params, dict):
+        raise ConfigError(source, f"{path}.params", f"must be a mapping, got {type_name(params)}")
+    for reserved in RESERVED_PARAMS:
+        if reserved in params and (reserved != "rank" or cls.uses_rank):
+            raise ConfigError(source, f"{path}.params.{reserved}",
+                              "is set by the runner (rank from sweep.rank_ratio or sweep.rank, "
+                              "random_state from seed, task from the dataset); remove it")
+    _check_method_params(cls, _with_rank(cls, params), path, source)
+    return params
+
+
+def _with_rank(cls, params: dict) -> dict:
+    """``params`` as the method is checked with: a placeholder rank where it takes one."""
+    return {**params, "rank": 1} if cls.uses_rank else dict(params)
+
+
+def _parse_method_axis(node: dict, section: str, cls, params: dict, path: str, source) -> dict:
+    """A method entry's ``grid`` or ``select``: parameter -> list of values, each value
+    checked with the fixed ``params`` (``select.preprocess``: lists of steps)."""
+    from mlx.preprocess import parse_steps
+
+    sec = node.get(section, {}) or {}
+    if not isinstance(sec, dict):
+        raise ConfigError(source, f"{path}.{section}",
+                          f"must be a mapping of parameter -> list of values, got {type_name(sec)}")
+    out = {}
+    for key, values in sec.items():
+        values = as_list(values, f"{path}.{section}.{key}", source)
+        if section == "select" and key == "preprocess":
+            for j, v in enumerate(values):
+                parse_steps(v or [], source=source, key_path=f"{path}.select.preprocess[{j}]")
+            out[key] = [list(v or []) for v in values]
+            continue
+        if key in params:
+            raise ConfigError(source, f"{path}.{section}.{key}",
+                              f"is also fixed in {path}.params; give it in one place")
+        for j, v in enumerate(values):
+            try:
+                _check_method_params(cls, {**_with_rank(cls, params), key: v}, path, source,
+                                     label=section)
+            except ConfigError as exc:
+                raise ConfigError(source, f"{path}.{section}.{key}[{j}]", exc.message) from None
+        out[key] = values
+    return out
 
 
 def _assign_labels(specs: list[MethodSpec], source) -> list[MethodSpec]:

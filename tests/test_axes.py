@@ -12,9 +12,10 @@ import pandas as pd
 import pytest
 
 from mlx.axes import AXES, REPETITION, SETTING_AXES, SPEC_AXES, SWEEP_AXES, axis
+from mlx.config import EvaluationSpec, SelectionSpec
 from mlx.errors import ConfigError
 from mlx.runner.results import COLUMNS, wide_table
-from mlx.runner.sweep import Cell
+from mlx.runner.sweep import Cell, FrozenMap
 from mlx.tables import plot
 from mlx.tables.build import build_table
 from mlx.tables.compare import compare_spec
@@ -60,10 +61,10 @@ def test_every_axis_is_a_cell_field_and_a_results_column():
 
 def test_every_sweep_axis_is_in_descriptions_specs_figures_and_paired_csv():
     cell = Cell(experiment="e", seed=0, dataset=None, preprocess=(), method="leml", label="L",
-                params="{}", grid_point="{}", select="{}", threshold=None, rank_ratio=0.3,
-                observed_ratio=0.2, repetition=4, metrics=(), auc_degenerate="skip",
-                batch_size=None, eval_splits=("test",), selection_metric="p@1",
-                validation_fraction=0.2, rank=7, labelled_ratio=0.5)
+                params=FrozenMap(), grid_point=FrozenMap(), select=FrozenMap(), threshold=None,
+                rank_ratio=0.3, observed_ratio=0.2, repetition=4,
+                evaluation=EvaluationSpec(metrics=()), selection=SelectionSpec(metric="p@1"),
+                rank=7, labelled_ratio=0.5)
     assert cell.describe() == "L[k/L=0.3,obs=0.2,labelled=0.5,k=7,rep=4]"
     for a in SWEEP_AXES:
         assert f"{a.short}=" in cell.describe()

@@ -4,7 +4,7 @@ import textwrap
 
 import pytest
 
-from mlx.config import load_config
+from mlx.config import EvaluationSpec, SelectionSpec, load_config
 from mlx.errors import ConfigError
 
 BASE = """
@@ -33,7 +33,11 @@ def error_of(tmp_path, text):
 def test_minimal_config_defaults(tmp_path):
     cfg = load_config(write(tmp_path, BASE))
     assert cfg.name == "t"
-    assert cfg.metrics == ("p@1", "p@3", "p@5", "hamming", "auc")
+    assert cfg.evaluation == EvaluationSpec(metrics=("p@1", "p@3", "p@5", "hamming", "auc"),
+                                            auc_degenerate="skip", batch_size=None,
+                                            splits=("test",), store_top_k=20)
+    assert cfg.selection == SelectionSpec(metric="p@1", validation_fraction=0.2, cv=None,
+                                          stratify=False)
     assert cfg.observed_ratio == (1.0,)
     assert cfg.repetitions == 1
     assert cfg.output.endswith("t")

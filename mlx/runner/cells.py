@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import json
 import logging
 import os
 import signal
@@ -111,8 +110,9 @@ def _evaluate(method, cell, X, Y, metrics, threshold, Y_train):
     predict = get_task(cell.task).predictor(method.decision_function, Y_train)
     out = {}
     if computed:
-        out = evaluate(predict, X, Y, computed, batch_size=cell.batch_size,
-                       threshold=0.0 if t is None else t, auc_degenerate=cell.auc_degenerate)
+        out = evaluate(predict, X, Y, computed, batch_size=cell.evaluation.batch_size,
+                       threshold=0.0 if t is None else t,
+                       auc_degenerate=cell.evaluation.auc_degenerate)
     out.update({m: (None, 0) for m in blank})
     return out
 
@@ -130,10 +130,10 @@ def _summarize(method, cell, X, Y, Y_train) -> dict:
     t = cell.threshold if cell.threshold is not None else method.threshold
     predict = get_task(cell.task).predictor(method.decision_function, Y_train)
     # At least as deep as the config's own @k metrics need.
-    depth = max([cell.store_top_k] + [parse_metric(m).k or 0 for m in cell.metrics])
+    ev = cell.evaluation
+    depth = max([ev.store_top_k] + [parse_metric(m).k or 0 for m in ev.metrics])
     return summarize(predict, X, Y, task=cell.task, threshold=t,
-                     auc_degenerate=cell.auc_degenerate, batch_size=cell.batch_size,
-                     top_k=depth)
+                     auc_degenerate=ev.auc_degenerate, batch_size=ev.batch_size, top_k=depth)
 
 
 def results_from_summary(summary: dict, metrics) -> dict:
@@ -169,7 +169,7 @@ def _blank_note(method, cell) -> str:
 
     if cell.threshold is not None or method.threshold is not None:
         return ""
-    blank = [m for m in cell.metrics if parse_metric(m).family.uses_threshold]
+    blank = [m for m in cell.evaluation.metrics if parse_metric(m).family.uses_threshold]
     if not blank:
         return ""
     return (f"{', '.join(blank)} not computed: {cell.method} has no decision threshold (its "
@@ -212,18 +212,19 @@ def _select(cell, data, fixed: dict, method_seed: int):
     from mlx.runner.protocol import selection_folds
     from mlx.tasks import get_task
 
-    select = json.loads(cell.select)
+    select = cell.select.thaw()
     keys = sorted(select)
     rows = data.X_fit_rows
     X_all, Y_all, mask_all = data.train.X[rows], data.Y_fit, data.mask
     X_unlab = data.train.X[data.unlabelled] if data.labelled is not None else None
     folds, folds_fp = selection_folds(cell, Y_all, get_task(cell.task))
-    better = max if parse_metric(cell.selection_metric).higher_is_better else min
+    metric = cell.selection.metric
+    better = max if parse_metric(metric).higher_is_better else min
     trials = []
     for values in itertools.product(*(select[k] for k in keys)):
         cand = dict(zip(keys, values))
         steps = cand.pop("preprocess", None)
-        steps = [json.loads(s) for s in cell.preprocess] if steps is None else steps
+        steps = cell.steps() if steps is None else steps
         fold_values, n_eval = [], 0
         for fit_rows, val_rows in folds:
             X_parts = [X_all[fit_rows], X_all[val_rows]] + ([X_unlab] if X_unlab is not None
@@ -238,9 +239,8 @@ def _select(cell, data, fixed: dict, method_seed: int):
             try:
                 _fit(method, X_fit, Y_fit, None if mask_all is None else mask_all[fit_rows],
                      X_pre[2] if X_unlab is not None else None)
-                value, n = _evaluate(method, cell, X_val, Y_all[val_rows],
-                                     [cell.selection_metric], cell.threshold,
-                                     Y_fit)[cell.selection_metric]
+                value, n = _evaluate(method, cell, X_val, Y_all[val_rows], [metric],
+                                     cell.threshold, Y_fit)[metric]
             except DivergenceError:
                 value, n = float("nan"), 0
             fold_values.append(value)
@@ -302,9 +302,9 @@ def _run_cell(cell) -> dict:
         record["mask_fingerprint"] = data.label_fingerprint
         method_seed = seed_of(cell.seed, cell.dataset.identity, cell.repetition, cell.method)
         record["seed"] = method_seed
-        fixed = json.loads(cell.params)
+        fixed = cell.params.thaw()
         chosen = {}
-        if json.loads(cell.select):
+        if cell.select:
             chosen, reason, trials, val_fp = _select(cell, data, fixed, method_seed)
             if reason:
                 record.update(status="skipped", message=reason)
@@ -314,7 +314,7 @@ def _run_cell(cell) -> dict:
             record["validation_fingerprint"] = val_fp
         chosen = dict(chosen)
         steps = chosen.pop("preprocess", None)
-        steps = [json.loads(s) for s in cell.preprocess] if steps is None else steps
+        steps = cell.steps() if steps is None else steps
         train, test = data.train, data.test
         method, rank = _make_method(cell, {**fixed, **chosen}, train.n_labels, method_seed)
         record["rank"] = rank
@@ -340,11 +340,11 @@ def _run_cell(cell) -> dict:
         record["n_iter"] = _jsonable(n_iter)
         t0 = time.perf_counter()
         summaries = {}
-        for split_name in cell.eval_splits:
+        for split_name in cell.evaluation.splits:
             X, Y = (X_test, test.Y) if split_name == "test" else (X_train, train.Y)
             summaries[split_name] = _summarize(method, cell, X, Y, data.Y_fit)
             record["results"][split_name] = results_from_summary(summaries[split_name],
-                                                                 cell.metrics)
+                                                                 cell.evaluation.metrics)
         record["predict_seconds"] = time.perf_counter() - t0
         record[SUMMARIES] = summaries
         if cell.save_model:

@@ -167,8 +167,8 @@ def _reusable(store: CellStore, cell, other: set) -> dict | None:
     if cell.save_model and not model_path(store.dir.parent, cell.cell_id()).is_file():
         return None
     results = rec.get("results") or {}
-    lacking = {split: [m for m in cell.metrics if m not in results.get(split, {})]
-               for split in cell.eval_splits}
+    lacking = {split: [m for m in cell.evaluation.metrics if m not in results.get(split, {})]
+               for split in cell.evaluation.splits}
     if not any(lacking.values()):
         return rec
     from mlx.metrics.stored import missing_metrics

@@ -62,8 +62,7 @@ def _check_targets(config, task) -> None:
 
 def _step_names(steps) -> set:
     names = set()
-    for step in steps:
-        step = json.loads(step) if isinstance(step, str) else step
+    for step in steps:          # a step is a name or {name: {parameters}}
         names.update(step if isinstance(step, dict) else [step])
     return names
 
@@ -80,8 +79,8 @@ def _check_missing_features(config, cells) -> None:
     if not n_missing:
         return
     for cell in cells:
-        chains = [cell.preprocess]
-        chains += json.loads(cell.select).get("preprocess", [])
+        chains = [cell.steps()]
+        chains += cell.select.thaw().get("preprocess", [])
         if any(not chain or "impute_mean" not in _step_names(chain[:1]) for chain in chains):
             raise ConfigError(config.source, f"methods[{cell.method_index}].preprocess"
                               if cell.preprocess != _default_chain(config) else "preprocess",
@@ -103,9 +102,8 @@ def _check_count_features(config, cells, data: dict) -> None:
         cls = METHODS.get(cell.method)
         if "needs_counts" not in dir(cls):
             continue
-        fixed = json.loads(cell.params)
-        select = json.loads(cell.select)
-        chains = [[json.loads(st) for st in cell.preprocess]]
+        fixed, select = cell.params.thaw(), cell.select.thaw()
+        chains = [cell.steps()]
         chains += select.get("preprocess", [])
         for cand in [dict(zip(select, v)) for v in _product(select)] or [{}]:
             params = {**fixed, **{k: v for k, v in cand.items() if k != "preprocess"}}
@@ -143,9 +141,9 @@ def _check_metric_sizes(config, n_labels: int) -> None:
 
     named = []
     if "metrics" in config.raw:    # the task's defaults are kept whatever the label count
-        named += [(f"metrics[{i}]", m) for i, m in enumerate(config.metrics)]
+        named += [(f"metrics[{i}]", m) for i, m in enumerate(config.evaluation.metrics)]
     if "metric" in (config.raw.get("selection") or {}):
-        named.append(("selection.metric", config.selection_metric))
+        named.append(("selection.metric", config.selection.metric))
     for path, name in named:
         k = parse_metric(name).k
         if k is not None and k > n_labels:
@@ -167,8 +165,7 @@ def _check_method_settings(cells, sizes: dict) -> None:
     seen = set()
     for cell in cells:
         cls = METHODS.get(cell.method)
-        fixed = json.loads(cell.params)
-        select = json.loads(cell.select)
+        fixed, select = cell.params.thaw(), cell.select.thaw()
         n, d, L = sizes.get((cell.repetition, cell.labelled_ratio, cell.observed_ratio),
                             (0, 0, 0))
         candidates = [dict(zip(select, values)) for values in _product(select)] or [{}]
@@ -186,9 +183,9 @@ def _check_method_settings(cells, sizes: dict) -> None:
                 params["task"] = cell.task
             method = cls(**params)
             if select and cell.threshold is None and method.threshold is None and \
-                    parse_metric(cell.selection_metric).family.uses_threshold:
+                    parse_metric(cell.selection.metric).family.uses_threshold:
                 raise ConfigError(cell.dataset.source, "selection.metric",
-                                  f"{cell.selection_metric} needs a decision threshold, which "
+                                  f"{cell.selection.metric} needs a decision threshold, which "
                                   f"{cell.method} does not have (its scores only rank labels); "
                                   f"select on a ranking metric such as auc or p@1, or set "
                                   f"methods[{cell.method_index}].threshold")
@@ -216,7 +213,7 @@ def skipped_entries(cells) -> list[tuple[str, str]]:
     out = []
     for cell in cells:
         cls = METHODS.get(cell.method)
-        params = json.loads(cell.params)
+        params = cell.params.thaw()
         if "task" in cls._param_names():
             params["task"] = cell.task
         try:
@@ -263,7 +260,7 @@ def preflight(config, cells, *, load: bool = True) -> None:
             d = data[key]
             sizes[key] = (d.Y_fit.shape[0], d.train.n_features, d.train.n_labels)
             parts[key] = (d.train.n_samples, d.test.n_samples)
-        if json.loads(cell.select) and key not in folds_checked:
+        if cell.select and key not in folds_checked:
             selection_folds(cell, data[key].Y_fit, task)
             folds_checked.add(key)
     _check_split_sizes(config, parts)

@@ -118,15 +118,12 @@ def _rows(ds: Dataset, rows: np.ndarray) -> Dataset:
 
 def split_rows(cell, full: Dataset, task) -> tuple[np.ndarray, np.ndarray]:
     """Train and test rows of ``full`` for the cell's random split protocol."""
-    import json
-
     from mlx.data.splits import random_split
 
-    protocol = json.loads(cell.split)
-    classes = task.classes(full.Y) if protocol["stratify"] else None
+    classes = task.classes(full.Y) if cell.split.stratify else None
     rng = seeding.split_rng(cell.seed, cell.dataset.identity, cell.repetition)
     try:
-        return random_split(full.n_samples, protocol["test_fraction"], rng, classes=classes)
+        return random_split(full.n_samples, cell.split.test_fraction, rng, classes=classes)
     except ValueError as exc:
         raise ConfigError(cell.dataset.source, "split", f"{cell.dataset.name}: {exc}") from None
 
@@ -194,18 +191,18 @@ def selection_folds(cell, Y_fit, task) -> tuple[list, str]:
     """
     from mlx.data.splits import holdout, kfold
 
-    n = Y_fit.shape[0]
-    classes = task.classes(Y_fit) if cell.selection_stratify else None
+    n, sel = Y_fit.shape[0], cell.selection
+    classes = task.classes(Y_fit) if sel.stratify else None
     try:
-        if cell.cv:
-            folds = kfold(n, cell.cv, seeding.cv_rng(cell.seed, cell.dataset.identity,
-                                                     cell.repetition), classes=classes)
+        if sel.cv:
+            folds = kfold(n, sel.cv, seeding.cv_rng(cell.seed, cell.dataset.identity,
+                                                    cell.repetition), classes=classes)
         else:
-            folds = [holdout(n, cell.validation_fraction,
+            folds = [holdout(n, sel.validation_fraction,
                              seeding.validation_rng(cell.seed, cell.dataset.identity,
                                                     cell.repetition), classes=classes)]
     except ValueError as exc:
-        key = "selection.cv" if cell.cv else "selection.validation_fraction"
+        key = "selection.cv" if sel.cv else "selection.validation_fraction"
         raise ConfigError(cell.dataset.source, key,
                           f"{cell.dataset.name}, repetition {cell.repetition}: {exc}") from None
     return folds, fingerprint(*[v for _, v in folds])

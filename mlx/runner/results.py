@@ -102,7 +102,7 @@ def records_to_frame(cells, records: dict, run_id: str) -> pd.DataFrame:
         rec = records[cell.cell_id()]
         base = {
             "run_id": run_id, "cell_id": cell.cell_id(), "experiment": cell.experiment,
-            **{ax.column: getattr(cell, ax.name) for ax in AXES},   # every sweep axis
+            **{ax.column: _column(getattr(cell, ax.name)) for ax in AXES},  # every sweep axis
             "dataset": cell.dataset.name, "task": cell.task, "method": cell.method,
             "selected": json.dumps(rec["selected"], sort_keys=True) if rec.get("selected") else "",
             "preprocess": _steps_text(cell, rec),
@@ -122,11 +122,11 @@ def records_to_frame(cells, records: dict, run_id: str) -> pd.DataFrame:
             rows.append({**base, "split": "", "metric": "", "value": None, "n_eval": None})
             continue
         for trial in rec.get("trials") or ():
-            rows.append({**base, "split": VALIDATION, "metric": cell.selection_metric,
+            rows.append({**base, "split": VALIDATION, "metric": cell.selection.metric,
                          "candidate": json.dumps(trial["params"], sort_keys=True),
                          "value": trial["value"], "n_eval": trial.get("n_eval")})
         for split_name, metrics in results.items():
-            for metric in cell.metrics:
+            for metric in cell.evaluation.metrics:
                 value, n_eval = metrics[metric]
                 rows.append({**base, "split": split_name, "metric": metric, "value": value,
                              "n_eval": n_eval})
@@ -145,7 +145,14 @@ def _steps_text(cell, rec) -> str:
     selected = (rec.get("selected") or {})
     steps = cell.preprocess if "preprocess" not in selected else \
         _canonical_steps(selected["preprocess"])
-    return "[" + ",".join(steps) + "]"
+    return "[" + ",".join(step.json() for step in steps) + "]"
+
+
+def _column(value):
+    """A cell's axis value as results.csv holds it: parameters as canonical JSON text."""
+    from mlx.runner.sweep import FrozenMap
+
+    return value.json() if isinstance(value, FrozenMap) else value
 
 
 def _short(v):

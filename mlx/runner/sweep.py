@@ -11,15 +11,16 @@ import hashlib
 import itertools
 import json
 import math
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from mlx.axes import SWEEP_AXES
-from mlx.config import Config
+from mlx.config import Config, EvaluationSpec, SelectionSpec, SplitSpec
 from mlx.errors import ConfigError
 from mlx.methods import METHODS
 
-__all__ = ["Cell", "expand", "canonical_json"]
+__all__ = ["Cell", "FrozenMap", "expand", "canonical_json"]
 
 CELL_SCHEMA = 1
 
@@ -29,40 +30,90 @@ def canonical_json(obj) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
 
 
+def _freeze(value):
+    if isinstance(value, Mapping):
+        return FrozenMap.of(value)
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def _thaw(value):
+    if isinstance(value, FrozenMap):
+        return value.thaw()
+    if isinstance(value, tuple):
+        return [_thaw(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class FrozenMap:
+    """A mapping as an immutable, hashable value: ``(key, value)`` pairs sorted by key, lists
+    inside as tuples and mappings inside as FrozenMaps (a cell's parameters, its ``select``
+    candidates, a preprocessing step).
+
+    :meth:`thaw` gives the plain data back (fresh dicts and lists, as the config gave them)
+    and :meth:`json` its canonical JSON text, the form cell keys, cache files and results.csv
+    hold.
+    """
+
+    pairs: tuple = ()
+
+    @classmethod
+    def of(cls, mapping: Mapping) -> FrozenMap:
+        return cls(tuple(sorted(((k, _freeze(v)) for k, v in mapping.items()),
+                                key=lambda kv: str(kv[0]))))
+
+    def thaw(self) -> dict:
+        return {k: _thaw(v) for k, v in self.pairs}
+
+    def json(self) -> str:
+        return canonical_json(self.thaw())
+
+    def keys(self) -> list:
+        return [k for k, _ in self.pairs]
+
+    def get(self, key, default=None):
+        return next((v for k, v in self.pairs if k == key), default)
+
+    def __contains__(self, key) -> bool:
+        return any(k == key for k, _ in self.pairs)
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+
 @dataclass(frozen=True)
 class Cell:
-    """One unit of work: one method setting on one sweep point."""
+    """One unit of work: one method setting on one sweep point (plain, picklable values).
+
+    The sweep axes (:data:`mlx.axes.AXES`) are fields of their own; :meth:`key` is what
+    identifies the cell's stored scores and :meth:`cell_id` its short hash.
+    """
 
     experiment: str
     seed: int
     dataset: Any                  # DatasetSpec (frozen dataclass)
-    preprocess: tuple             # canonical steps (JSON text) applied to X
+    preprocess: tuple             # canonical steps (FrozenMaps) applied to X
     method: str
     label: str
-    params: str                   # canonical JSON of the fixed + grid parameters
-    grid_point: str               # canonical JSON of the grid parameters alone (for display)
-    select: str                   # canonical JSON of {param: candidates} chosen on validation
+    params: FrozenMap             # the fixed + grid parameters
+    grid_point: FrozenMap         # the grid parameters alone (for display)
+    select: FrozenMap             # {param: candidates} chosen on validation rows
     threshold: float | None       # Hamming/F1 threshold override
     rank_ratio: float | None      # None when the method takes no rank
     observed_ratio: float
     repetition: int
-    metrics: tuple
-    auc_degenerate: str
-    batch_size: int | None
-    eval_splits: tuple
-    selection_metric: str
-    validation_fraction: float
+    evaluation: EvaluationSpec    # metrics and evaluation (metrics not part of the id)
+    selection: SelectionSpec      # how select's candidates are compared
     order: int = 0                # position in the config's expansion (not part of the id)
     task: str = "multilabel"
-    split: str | None = None      # canonical JSON of the random split protocol, if any
+    split: SplitSpec | None = None   # the random split protocol, if any
     target: str = "none"          # target scaling (regression)
     rank: int | None = None       # absolute rank (sweep.rank); rank_ratio is then None
     labelled_ratio: float = 1.0
-    cv: int | None = None
-    selection_stratify: bool = False
     method_index: int = 0         # the method's position in the config (for messages)
     rank_floor: int = 0           # rank >= min(n_labels, rank_floor) (the default sweep)
-    store_top_k: int = 20         # depth of the stored label ranking (not part of the id)
     save_model: bool = False      # keep the fitted model (mlx run --save-models; not in the id)
 
     def rank_for(self, n_labels: int) -> int:
@@ -72,6 +123,10 @@ class Cell:
         rank = max(1, int(round(self.rank_ratio * n_labels)))
         return max(rank, min(n_labels, self.rank_floor))
 
+    def steps(self) -> list:
+        """The preprocessing steps as plain data (for :class:`mlx.preprocess.Preprocessor`)."""
+        return [step.thaw() for step in self.preprocess]
+
     def model_key(self) -> str:
         """What determines the fitted model: the data by content (:meth:`DatasetSpec.key`),
         the protocol and the method's settings. (The method's seed depends on fewer names, so
@@ -80,21 +135,24 @@ class Cell:
         Settings at their defaults are left out, so adding a protocol option never changes
         the ids of cells that do not use it.
         """
-        selecting = self.select != "{}"
+        selecting = bool(self.select)
+        sel = self.selection
         key = {
             "schema": CELL_SCHEMA, "seed": self.seed, "dataset": self.dataset.key(),
-            "preprocess": self.preprocess, "method": self.method, "params": self.params,
-            "select": self.select, "rank_ratio": self.rank_ratio,
+            "preprocess": [step.json() for step in self.preprocess], "method": self.method,
+            "params": self.params.json(), "select": self.select.json(),
+            "rank_ratio": self.rank_ratio,
             "observed_ratio": self.observed_ratio, "repetition": self.repetition,
-            "selection_metric": self.selection_metric if selecting else None,
-            "validation_fraction": self.validation_fraction if selecting and not self.cv
+            "selection_metric": sel.metric if selecting else None,
+            "validation_fraction": sel.validation_fraction if selecting and not sel.cv
             else None,
         }
-        optional = {"split": self.split, "target": self.target, "rank": self.rank,
+        optional = {"split": None if self.split is None else self.split.key(),
+                    "target": self.target, "rank": self.rank,
                     "rank_floor": self.rank_floor if self.rank_ratio is not None else 0,
                     "labelled_ratio": self.labelled_ratio,
-                    "cv": self.cv if selecting else None,
-                    "selection_stratify": self.selection_stratify if selecting else False}
+                    "cv": sel.cv if selecting else None,
+                    "selection_stratify": sel.stratify if selecting else False}
         defaults = {"split": None, "target": "none", "rank": None, "rank_floor": 0,
                     "labelled_ratio": 1.0,
                     "cv": None, "selection_stratify": False}
@@ -107,7 +165,8 @@ class Cell:
         those reuses every cell (:mod:`mlx.metrics.stored`)."""
         return canonical_json({
             "model": self.model_key(), "threshold": self.threshold,
-            "auc_degenerate": self.auc_degenerate, "eval_splits": list(self.eval_splits),
+            "auc_degenerate": self.evaluation.auc_degenerate,
+            "eval_splits": list(self.evaluation.splits),
         })
 
     def cell_id(self) -> str:
@@ -119,21 +178,16 @@ class Cell:
             value = getattr(self, ax.name)
             if value is not None and value != ax.default:
                 parts.append(f"{ax.short}={value:g}")
-        parts += [f"{k}={v}" for k, v in json.loads(self.grid_point).items()]
+        parts += [f"{k}={v}" for k, v in self.grid_point.thaw().items()]
         parts.append(f"rep={self.repetition}")
         return f"{self.label}[{','.join(parts)}]"
-
-    def as_dict(self) -> dict:
-        d = asdict(self)
-        d["dataset"] = self.dataset.name
-        return d
 
 
 def _canonical_steps(steps) -> tuple:
     """Preprocessing steps in one canonical form ('bias' == {bias: {value: 1.0}})."""
     from mlx.preprocess import Preprocessor
 
-    return tuple(canonical_json(d) for d in Preprocessor(list(steps)).describe())
+    return tuple(FrozenMap.of(d) for d in Preprocessor(list(steps)).describe())
 
 
 #: The most cells one config may expand to (each is at least a fit and a file).
@@ -163,7 +217,6 @@ def expand(config: Config) -> list[Cell]:
     _check_count(config)
     preprocess_default = _canonical_steps(config.preprocess)
     cells = []
-    split = None if config.split is None else config.split.key()
     for spec in config.methods:
         cls = METHODS.get(spec.name)
         if not cls.uses_rank:
@@ -176,25 +229,21 @@ def expand(config: Config) -> list[Cell]:
         grid_points = list(itertools.product(*(spec.grid[k] for k in grid_keys))) or [()]
         prep = (_canonical_steps(spec.preprocess)
                 if spec.preprocess is not None else preprocess_default)
+        select = FrozenMap.of(spec.select)
         for point in grid_points:
-            params = {**spec.params, **dict(zip(grid_keys, point))}
+            grid_point = dict(zip(grid_keys, point))
+            params = FrozenMap.of({**spec.params, **grid_point})
             for (rank_ratio, rank), obs, labelled, rep in itertools.product(
                     ranks, config.observed_ratio, config.labelled_ratio,
                     range(config.repetitions)):
                 cells.append(Cell(
                     experiment=config.name, seed=config.seed, dataset=config.dataset,
-                    preprocess=prep, method=spec.name, label=spec.label,
-                    params=canonical_json(params),
-                    grid_point=canonical_json(dict(zip(grid_keys, point))),
-                    select=canonical_json(spec.select),
+                    preprocess=prep, method=spec.name, label=spec.label, params=params,
+                    grid_point=FrozenMap.of(grid_point), select=select,
                     threshold=spec.threshold, rank_ratio=rank_ratio,
-                    observed_ratio=obs, repetition=rep, metrics=config.metrics,
-                    auc_degenerate=config.auc_degenerate, batch_size=config.batch_size,
-                    eval_splits=config.eval_splits,
-                    selection_metric=config.selection_metric,
-                    validation_fraction=config.validation_fraction,
-                    order=len(cells), task=config.task, split=split, target=config.target,
-                    rank=rank, labelled_ratio=labelled, cv=config.cv,
-                    selection_stratify=config.selection_stratify, method_index=spec.index,
-                    rank_floor=config.rank_floor, store_top_k=config.store_top_k))
+                    observed_ratio=obs, repetition=rep, evaluation=config.evaluation,
+                    selection=config.selection, order=len(cells), task=config.task,
+                    split=config.split, target=config.target, rank=rank,
+                    labelled_ratio=labelled, method_index=spec.index,
+                    rank_floor=config.rank_floor))
     return cells

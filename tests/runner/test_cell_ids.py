@@ -37,12 +37,12 @@ dataset:
   synthetic: {task: multiclass, n_samples: 80, n_test: 20, n_features: 5, n_classes: 3, seed: 1}
 split: {test_fraction: 0.25, stratify: true, repetitions: 2, pool: true}
 methods:
-  - name: constant
+  - constant
   - name: br
+    label: BR-SQ
+    select: {l2_reg: [0.5, 5.0]}
     params: {loss: squared}
-    select: {l2_reg: [0.1, 10.0]}
-  - name: leml
-    params: {loss: squared, max_iter: 3}
+  - {name: leml, params: {max_iter: 2, loss: squared}}
 sweep: {rank: [2], labelled_ratio: [1.0, 0.5]}
 selection: {validation_fraction: 0.3, stratify: true}
 metrics: [error]
@@ -88,14 +88,14 @@ PINNED = {
         "constant[rep=1]": "b9eb124b7950",
         "constant[labelled=0.5,rep=0]": "b7fc356ba082",
         "constant[labelled=0.5,rep=1]": "30b07a8e71bc",
-        "br[rep=0]": "433c93421991",
-        "br[rep=1]": "2a5eccf6379c",
-        "br[labelled=0.5,rep=0]": "5aa92c0c161b",
-        "br[labelled=0.5,rep=1]": "f6aca2462822",
-        "leml[k=2,rep=0]": "9770a9be180c",
-        "leml[k=2,rep=1]": "ec750edd84c3",
-        "leml[labelled=0.5,k=2,rep=0]": "e1eb5e26bae3",
-        "leml[labelled=0.5,k=2,rep=1]": "49abebc3885f",
+        "BR-SQ[rep=0]": "c2d45f407f50",
+        "BR-SQ[rep=1]": "9c26e422f947",
+        "BR-SQ[labelled=0.5,rep=0]": "976edba299d0",
+        "BR-SQ[labelled=0.5,rep=1]": "94c054399103",
+        "leml[k=2,rep=0]": "6e6e8d1f2a22",
+        "leml[k=2,rep=1]": "30fc59a8b562",
+        "leml[labelled=0.5,k=2,rep=0]": "6ca3822eddcd",
+        "leml[labelled=0.5,k=2,rep=1]": "99ccb297e73a",
     },
     PIN_REGRESSION: {
         "constant[rep=0]": "6b9f3fa66015",
@@ -110,3 +110,38 @@ def test_cell_ids_and_descriptions_are_pinned(text):
     cells = expand(parse_config(yaml.safe_load(text), source="pin.yaml"))
     assert {c.describe(): c.cell_id() for c in cells} == PINNED[text]
     assert [c.order for c in cells] == list(range(len(cells)))
+
+
+def test_frozen_map_round_trip_hash_and_canonical_json():
+    from mlx.runner.sweep import FrozenMap, canonical_json
+
+    plain = {"b": [1, {"x": [2.5, "s"]}], "a": 0.1, "c": None, "d": {"e": True}}
+    frozen = FrozenMap.of(plain)
+    assert frozen.thaw() == plain and frozen.json() == canonical_json(plain)
+    assert frozen == FrozenMap.of(dict(reversed(list(plain.items()))))
+    assert hash(frozen) == hash(FrozenMap.of(dict(reversed(list(plain.items())))))
+    assert frozen.keys() == ["a", "b", "c", "d"] and "b" in frozen and "z" not in frozen
+    assert frozen.get("d") == FrozenMap.of({"e": True}) and frozen.get("z", 7) == 7
+    thawed = frozen.thaw()
+    thawed["b"][1]["x"].append(3)             # a thawed copy is the caller's own
+    assert frozen.thaw() == plain
+    assert not FrozenMap() and len(frozen) == 4
+
+
+def test_a_cell_is_typed_hashable_and_pickles_with_its_id():
+    import pickle
+
+    from mlx.config import EvaluationSpec, SelectionSpec, SplitSpec
+    from mlx.runner.sweep import FrozenMap
+
+    for text in PINNED:
+        for cell in expand(parse_config(yaml.safe_load(text), source="pin.yaml")):
+            assert all(isinstance(v, FrozenMap) for v in (cell.params, cell.grid_point,
+                                                           cell.select))
+            assert all(isinstance(s, FrozenMap) for s in cell.preprocess)
+            assert isinstance(cell.evaluation, EvaluationSpec)
+            assert isinstance(cell.selection, SelectionSpec)
+            assert cell.split is None or isinstance(cell.split, SplitSpec)
+            back = pickle.loads(pickle.dumps(cell))
+            assert back == cell and hash(back) == hash(cell)
+            assert back.cell_id() == cell.cell_id()

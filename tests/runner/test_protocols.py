@@ -269,6 +269,21 @@ BAD = [
      "selection.cv: small, repetition 0: stratified 5-fold cross-validation needs at least 5 "
      "rows of every class; class 1 has 3; use at most 3 folds or set selection.stratify: "
      "false", True),
+    ("dataset: {format: csv, train: {dir}/gaps.csv, name: gaps, target: y, missing: nan}\n"
+     "split: {test_fraction: 0.3}\npreprocess: [minmax]\nmethods: [constant]",
+     "preprocess: 'gaps' has 1 missing feature values; make impute_mean (fills each with the "
+     "training mean of its feature) the first preprocessing step", True),
+    ("dataset: {format: csv, train: {dir}/gaps.csv, name: gaps, target: y, missing: nan}\n"
+     "split: {test_fraction: 0.3}\npreprocess: [impute_mean]\nmethods:\n  - name: constant\n"
+     "    preprocess: [bias]",
+     "methods[0].preprocess: 'gaps' has 1 missing feature values; make impute_mean (fills each "
+     "with the training mean of its feature) the first preprocessing step", True),
+    # a candidate chain of select (steps by name) without impute_mean
+    ("dataset: {format: csv, train: {dir}/gaps.csv, name: gaps, target: y, missing: nan}\n"
+     "split: {test_fraction: 0.3}\npreprocess: [impute_mean, minmax]\nmethods:\n"
+     "  - name: landmark\n    select: {preprocess: [[impute_mean, minmax], [minmax]]}",
+     "preprocess: 'gaps' has 1 missing feature values; make impute_mean (fills each with the "
+     "training mean of its feature) the first preprocessing step", True),
 ]
 
 
@@ -280,6 +295,8 @@ def test_validate_and_run_fail_alike_before_any_cell(tmp_path, body, message, lo
     _libsvm_multiclass(tmp_path / "lone.txt", [0] * 10 + [1] * 10 + [2])
     _libsvm_multiclass(tmp_path / "small.txt", [0] * 20 + [1] * 4)
     _libsvm_multiclass(tmp_path / "small2.txt", [0] * 20 + [1] * 2)
+    (tmp_path / "gaps.csv").write_text("a,b,y\n" + "".join(
+        f"{i % 7},{'?' if i == 3 else i % 5},{i % 3}\n" for i in range(40)))
     cfg = write(tmp_path, "name: bad\n" + body.replace("{dir}", str(tmp_path)))
     runner = CliRunner()
     v = runner.invoke(cli, ["validate", str(cfg)])
