@@ -2,7 +2,11 @@
 
 A :class:`Cell` holds everything needed to run it (it is plain, picklable data),
 so cells can run in local worker processes today and on a cluster scheduler
-(e.g. Dask's ``client.map(run_cell, cells)``) without change.
+(e.g. Dask's ``client.map(run_cell, cells)``) without change. Its values are typed and
+frozen: parameters and preprocessing steps as :class:`FrozenMap`, the protocols as the
+config's own :class:`~mlx.config.SplitSpec`, :class:`~mlx.config.EvaluationSpec` and
+:class:`~mlx.config.SelectionSpec`; JSON text is made only for the cell's key (its id, the
+cache file's name) and for results.csv.
 """
 
 from __future__ import annotations
@@ -54,7 +58,8 @@ class FrozenMap:
 
     :meth:`thaw` gives the plain data back (fresh dicts and lists, as the config gave them)
     and :meth:`json` its canonical JSON text, the form cell keys, cache files and results.csv
-    hold.
+    hold. Equality is Python's (``1 == 1.0 == True``); what identifies a cell is the JSON
+    text of its key (:meth:`Cell.key`), where those differ.
     """
 
     pairs: tuple = ()
