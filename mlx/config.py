@@ -147,7 +147,8 @@ class Config:
     selection: SelectionSpec
     """``selection``: how ``select`` candidates are compared."""
     jobs: int | None
-    """``runner.jobs``: cells run at once (None: ``mlx run -j`` or the CPU count)."""
+    """``runner.jobs``: cells run at once (``mlx run -j`` overrides it; None: one per CPU
+    this process may use)."""
     output: str
     """``output``: the results directory (default ``results/<name>``)."""
     source: str | None
