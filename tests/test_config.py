@@ -166,3 +166,20 @@ def test_a_float_written_in_scientific_notation_reaches_the_method(tmp_path):
     """))
     config = load_config(path)
     assert config.methods[0].params["l2_reg"] == 1e-3
+
+
+def test_every_field_of_config_and_its_sections_has_a_docstring():
+    import ast
+    import dataclasses
+    import inspect
+
+    import mlx.config as module
+
+    tree = ast.parse(inspect.getsource(module))
+    for cls in (module.Config, module.EvaluationSpec, module.SelectionSpec):
+        body = next(n for n in tree.body if isinstance(n, ast.ClassDef)
+                    and n.name == cls.__name__).body
+        documented = {a.target.id for a, b in zip(body, body[1:])
+                      if isinstance(a, ast.AnnAssign) and isinstance(b, ast.Expr)
+                      and isinstance(b.value, ast.Constant) and isinstance(b.value.value, str)}
+        assert documented == {f.name for f in dataclasses.fields(cls)}, cls.__name__
