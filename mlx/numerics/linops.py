@@ -32,6 +32,7 @@ import scipy.sparse as sp
 
 from mlx.numerics.losses import Loss
 from mlx.numerics.ridge import psd_solve
+from mlx.numerics.spmm import SparseProducts
 
 __all__ = [
     "CHUNK_ENTRIES",
@@ -290,8 +291,9 @@ class FactorProblem:
         The fixed factor.
     loss : Loss
     l2_reg : float
-    P : sparse matrix or ndarray of shape (m, p), optional
-        Left design; identity when None.
+    P : sparse matrix, ndarray or SparseProducts of shape (m, p), optional
+        Left design; identity when None. Pass a :class:`~mlx.numerics.spmm.SparseProducts`
+        to keep its copy of ``P'`` across subproblems.
     """
 
     def __init__(self, targets, Q, loss: Loss, l2_reg: float, P=None):
@@ -299,16 +301,18 @@ class FactorProblem:
         self.Q = np.ascontiguousarray(Q, dtype=np.float64)
         self.loss = loss
         self.l2_reg = float(l2_reg)
+        if P is not None and not isinstance(P, SparseProducts):
+            P = SparseProducts(P)
         self.P = P
         p = targets.shape[0] if P is None else P.shape[1]
         self.shape = (p, self.Q.shape[1])
         self._cache: list[tuple[np.ndarray, np.ndarray, object]] = []
 
     def _left(self, F):
-        return F if self.P is None else np.asarray(self.P @ F)
+        return F if self.P is None else self.P.dot(F)
 
     def _left_t(self, G):
-        return G if self.P is None else np.asarray(self.P.T @ G)
+        return G if self.P is None else self.P.tdot(G)
 
     def objective(self, F) -> float:
         """``g(F)``."""
