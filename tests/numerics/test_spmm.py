@@ -5,14 +5,16 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from mlx.numerics import spmm
+from mlx.numerics import linops, spmm
 from mlx.numerics.spmm import SparseProducts, row_ranges, threads
 
 
 @pytest.fixture
 def always_threaded(monkeypatch):
-    """Thread even the small products of these tests."""
+    """Thread even the small products of these tests, and cut LEML's fully observed score
+    matrices into many row blocks (each thread takes some)."""
     monkeypatch.setattr(spmm, "MIN_THREADED_WORK", 0)
+    monkeypatch.setattr(linops, "CHUNK_ENTRIES", 100)
 
 
 def _matrix(seed, n=300, d=120, density=0.08, messy=False, index_dtype=np.int32):
