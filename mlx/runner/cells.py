@@ -23,7 +23,6 @@ from multiprocessing import get_context
 import numpy as np
 
 from mlx.errors import DivergenceError, Interrupted, MlxError
-from mlx.numerics.gram import clear_all_caches
 
 __all__ = ["run_cell", "run_cell_record", "run_cells", "stop_on_signals", "BLAS_ENV_VARS",
            "cell_threads"]
@@ -339,6 +338,8 @@ def _run_cell(cell) -> dict:
             return record
         pre, (X_train, X_test) = _preprocess(steps, train.X, test.X)
         X_unlab = X_train[data.unlabelled] if data.labelled is not None else None
+        from mlx.numerics.gram import clear_all_caches   # scipy.linalg: not at import
+
         clear_all_caches()   # fit_seconds is a cold fit, whatever this worker ran before
         t0 = time.perf_counter()
         _fit(method, X_train[rows], data.Y_fit, data.mask, X_unlab)
