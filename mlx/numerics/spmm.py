@@ -27,8 +27,10 @@ import numpy as np
 __all__ = ["MIN_THREADED_WORK", "SparseProducts", "available_cores", "get_threads",
            "row_ranges", "threads"]
 
-MIN_THREADED_WORK = 1 << 18
-"""Below this many multiply-adds (``nnz * k``) a product runs on one thread (start-up cost)."""
+MIN_THREADED_WORK = 1 << 22
+"""Below this many multiply-adds (``nnz * k``, a few milliseconds of work) a product runs on
+one thread: waking the other threads costs microseconds on an idle machine but can cost tens
+of milliseconds on a busy one."""
 
 _THREADS = 1
 
