@@ -232,3 +232,34 @@ def test_the_timed_final_fit_is_cold_whatever_ran_before_in_the_process(tmp_path
     rec = run_cell(second)
     assert leml.GRAM_CACHE.misses == misses + 1   # ... but the next timed fit recomputes it
     assert rec["status"] == "ok" and rec["results"]["test"]["p@1"][0] is not None
+
+
+def test_validation_fits_share_the_decomposition_across_cells_and_the_final_fit_stays_cold(
+        tmp_path):
+    """The final fit runs with the caches emptied (cold_caches) and the validation fits'
+    decomposition is put back after it: the next cell's validation fits reuse it, and only
+    its final fit computes one."""
+    from mlx.methods import leml
+    from mlx.runner.cells import run_cell
+
+    cfg = make_config(tmp_path, """
+        name: shared
+        seed: 0
+        dataset:
+          synthetic: {n_samples: 120, n_features: 15, n_labels: 6, rank: 2, seed: 1}
+        methods:
+          - name: leml
+            label: LEML
+            params: {loss: squared, max_iter: 3}
+            select: {l2_reg: [0.1, 1.0]}
+        sweep: {rank: [2, 3]}
+        metrics: [p@1]
+        """)
+    first, second = expand(cfg)
+    leml.clear_gram_cache()
+    misses = leml.GRAM_CACHE.misses
+    run_cell(first)
+    assert leml.GRAM_CACHE.misses == misses + 2      # validation rows, then all rows (cold)
+    rec = run_cell(second)
+    assert leml.GRAM_CACHE.misses == misses + 3      # only the final fit computes
+    assert rec["status"] == "ok"
