@@ -207,6 +207,20 @@ def test_only_unknown_name_is_a_config_error(tmp_path):
                        progress=False)
 
 
+def _two_leml_cells(tmp_path, params, select="{}"):
+    """The two cells (ranks 2 and 3) of one LEML setting on small synthetic data."""
+    return expand(make_config(tmp_path, f"""
+        name: two
+        seed: 0
+        dataset:
+          synthetic: {{n_samples: 120, n_features: 15, n_labels: 6, rank: 2, seed: 1}}
+        methods:
+          - {{name: leml, label: LEML, params: {params}, select: {select}}}
+        sweep: {{rank: [2, 3]}}
+        metrics: [p@1]
+        """))
+
+
 def test_the_timed_final_fit_is_cold_whatever_ran_before_in_the_process(tmp_path):
     """LEML caches the eigendecomposition of X'X per process: without clearing it, the second
     of two cells on the same data timed a warm fit (MoM Table 3 compared LEML warm with MoM
@@ -214,17 +228,7 @@ def test_the_timed_final_fit_is_cold_whatever_ran_before_in_the_process(tmp_path
     from mlx.methods import leml
     from mlx.runner.cells import run_cell
 
-    cfg = make_config(tmp_path, """
-        name: cold
-        seed: 0
-        dataset:
-          synthetic: {n_samples: 120, n_features: 15, n_labels: 6, rank: 2, seed: 1}
-        methods:
-          - {name: leml, label: LEML, params: {loss: squared, max_iter: 3, l2_reg: 0.1}}
-        sweep: {rank: [2, 3]}
-        metrics: [p@1]
-        """)
-    first, second = expand(cfg)
+    first, second = _two_leml_cells(tmp_path, "{loss: squared, max_iter: 3, l2_reg: 0.1}")
     leml.clear_gram_cache()
     run_cell(first)
     assert len(leml.GRAM_CACHE) == 1           # the final fit's decomposition is kept ...
@@ -242,20 +246,8 @@ def test_validation_fits_share_the_decomposition_across_cells_and_the_final_fit_
     from mlx.methods import leml
     from mlx.runner.cells import run_cell
 
-    cfg = make_config(tmp_path, """
-        name: shared
-        seed: 0
-        dataset:
-          synthetic: {n_samples: 120, n_features: 15, n_labels: 6, rank: 2, seed: 1}
-        methods:
-          - name: leml
-            label: LEML
-            params: {loss: squared, max_iter: 3}
-            select: {l2_reg: [0.1, 1.0]}
-        sweep: {rank: [2, 3]}
-        metrics: [p@1]
-        """)
-    first, second = expand(cfg)
+    first, second = _two_leml_cells(tmp_path, "{loss: squared, max_iter: 3}",
+                                    select="{l2_reg: [0.1, 1.0]}")
     leml.clear_gram_cache()
     misses = leml.GRAM_CACHE.misses
     run_cell(first)
