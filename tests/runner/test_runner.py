@@ -173,6 +173,9 @@ def test_outputs_written(tmp_path):
         assert (s.output / name).exists(), name
     manifest = json.loads((s.output / "manifest.json").read_text())
     assert manifest["jobs"] == 1 and manifest["versions"]["numpy"]
+    from mlx.numerics.spmm import available_cores
+
+    assert manifest["kernel_threads_per_cell"] == available_cores()   # -j 1: the machine
     md = (s.output / "table.md").read_text()
     assert "| method |" in md and "SQ" in md and "LR" in md
 
