@@ -34,6 +34,7 @@ from mlx.numerics.gram import (
 from mlx.numerics.linops import PINV_RCOND, FactorProblem, build_targets, ridge_rows
 from mlx.numerics.losses import Loss, get_loss
 from mlx.numerics.ridge import psd_solve
+from mlx.numerics.spmm import SparseProducts
 from mlx.numerics.tron import tron
 
 __all__ = [
@@ -136,7 +137,7 @@ class _SquaredFullEngine:
     """Squared loss, full labels, Algorithm 2 operators; W-step by CG or TRON."""
 
     def __init__(self, X, Y, l2_reg, solver, inner_tol, inner_max_iter):
-        self.X, self.Y, self.l2_reg = X, Y, l2_reg
+        self.P, self.Y, self.l2_reg = SparseProducts(X), Y, l2_reg   # X S, X' G (threaded)
         self.solver, self.inner_tol, self.inner_max_iter = solver, inner_tol, inner_max_iter
         self.y_sq = float(Y.multiply(Y).sum())
 
@@ -147,12 +148,12 @@ class _SquaredFullEngine:
         return W
 
     def w_step(self, H, W):
-        X, lam = self.X, self.l2_reg
+        P, lam = self.P, self.l2_reg
         M = H.T @ H                                               # M = H'H
-        B = np.asarray(X.T @ (self.Y @ H))                        # B = X'YH
+        B = P.tdot(self.Y @ H)                                    # B = X'YH
 
         def hessp(_W, S):                                         # X'(X S M) + lambda S
-            return np.asarray(X.T @ (np.asarray(X @ S) @ M)) + lam * S
+            return P.tdot(P.dot(S) @ M) + lam * S
 
         if self.solver == "cg":
             res = cg(lambda S: hessp(None, S), B, W, tol=self.inner_tol,
@@ -160,18 +161,18 @@ class _SquaredFullEngine:
             return res.x, res.n_iter
 
         def fun_grad(Wc):
-            A = np.asarray(X @ Wc)
+            A = P.dot(Wc)
             AM = A @ M
             f = (0.5 * self.y_sq - float(np.vdot(Wc, B)) + 0.5 * float(np.vdot(A, AM))
                  + 0.5 * lam * float(np.vdot(Wc, Wc)))
-            return f, np.asarray(X.T @ AM) - B + lam * Wc         # X'(A M - Y H) + lambda W
+            return f, P.tdot(AM) - B + lam * Wc                   # X'(A M - Y H) + lambda W
 
         res = tron(fun_grad, hessp, W, tol=self.inner_tol, max_iter=self.inner_max_iter,
                    cg_max_iter=self.inner_max_iter)
         return res.x, res.n_iter
 
     def h_step(self, W, H):
-        A = np.asarray(self.X @ W)
+        A = self.P.dot(W)
         AtA = A.T @ A
         YtA = np.asarray(self.Y.T @ A)
         H = _ridge_shared(AtA, YtA, self.l2_reg)
@@ -188,7 +189,7 @@ class _ObservedEngine:
 
     def __init__(self, X, by_instance, by_label, loss: Loss, l2_reg, solver, inner_tol,
                  inner_max_iter):
-        self.X, self.by_instance, self.by_label = X, by_instance, by_label
+        self.P, self.by_instance, self.by_label = SparseProducts(X), by_instance, by_label
         self.loss, self.l2_reg, self.solver = loss, l2_reg, solver
         self.inner_tol, self.inner_max_iter = inner_tol, inner_max_iter
 
@@ -203,7 +204,7 @@ class _ObservedEngine:
                     max_iter=self.inner_max_iter, cg_max_iter=self.inner_max_iter)
 
     def w_step(self, H, W):
-        problem = FactorProblem(self.by_instance, H, self.loss, self.l2_reg, P=self.X)
+        problem = FactorProblem(self.by_instance, H, self.loss, self.l2_reg, P=self.P)
         if self.solver == "cg":
             res = cg(lambda S: problem.hessp(W, S), problem.rhs(), W, tol=self.inner_tol,
                      max_iter=self.inner_max_iter)
@@ -212,7 +213,7 @@ class _ObservedEngine:
         return res.x, res.n_iter
 
     def h_step(self, W, H):
-        A = np.asarray(self.X @ W)
+        A = self.P.dot(W)
         lam = self.l2_reg
         if self.loss.constant_curvature is not None and not self.by_label.full:
             H = ridge_rows(self.by_label, A, lam)

@@ -10,6 +10,7 @@ share the decomposition through a :class:`GramEigenCache`.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
 import weakref
@@ -20,8 +21,8 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-__all__ = ["GramEigen", "GramEigenCache", "clear_all_caches", "content_key", "gram_eigen", "solve_sylvester_eig",
-           "solve_sylvester_rotated"]
+__all__ = ["GramEigen", "GramEigenCache", "clear_all_caches", "cold_caches", "content_key",
+           "gram_eigen", "solve_sylvester_eig", "solve_sylvester_rotated"]
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,24 @@ def clear_all_caches() -> None:
     same data would otherwise hand the fit its ``X'X`` eigendecomposition for free)."""
     for cache in list(_CACHES):
         cache.clear()
+
+
+@contextlib.contextmanager
+def cold_caches():
+    """Run the block with every :class:`GramEigenCache` of this process empty, then put back
+    what they held.
+
+    The runner times each cell's final fit inside it: the fit computes its decompositions
+    cold (as after :func:`clear_all_caches`), while those of the cells' validation fits
+    (the same training rows for every cell of a method on a split) stay for the next cell's
+    validation fits. After the block a cache holds what the block computed and, as the most
+    recently used, what it held before, within its ``maxsize``."""
+    saved = [(cache, cache._take()) for cache in list(_CACHES)]
+    try:
+        yield
+    finally:
+        for cache, entries in saved:
+            cache._put_back(entries)
 
 
 class GramEigenCache:
@@ -149,6 +168,21 @@ class GramEigenCache:
         """Forget every cached result (the hit and miss counts are kept)."""
         with self._lock:
             self._entries.clear()
+
+    def _take(self) -> OrderedDict:
+        """Empty the cache and return what it held (see :func:`cold_caches`)."""
+        with self._lock:
+            entries, self._entries = self._entries, OrderedDict()
+        return entries
+
+    def _put_back(self, entries: OrderedDict) -> None:
+        """Add ``entries`` as the most recently used, evicting beyond ``maxsize``."""
+        with self._lock:
+            for key, eig in entries.items():
+                self._entries[key] = eig
+                self._entries.move_to_end(key)
+            while len(self._entries) > self.maxsize:
+                self._entries.popitem(last=False)
 
 
 def solve_sylvester_rotated(evals, rhs_rot, M, l2_reg: float):

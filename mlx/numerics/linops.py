@@ -32,6 +32,7 @@ import scipy.sparse as sp
 
 from mlx.numerics.losses import Loss
 from mlx.numerics.ridge import psd_solve
+from mlx.numerics.spmm import SparseProducts, get_threads
 
 __all__ = [
     "CHUNK_ENTRIES",
@@ -42,6 +43,7 @@ __all__ = [
     "SparseTargets",
     "PINV_RCOND",
     "build_targets",
+    "over_blocks",
     "ridge_rows",
 ]
 
@@ -178,10 +180,11 @@ class FullTargets:
     """Fully observed targets from a sparse 0/1 label matrix of shape ``(m, m2)``.
 
     Work is done on row blocks of the score matrix ``R Q'`` holding at most
-    :data:`CHUNK_ENTRIES` entries. The curvature ``l''`` at every entry (Algorithm 1's
+    :data:`CHUNK_ENTRIES` entries, several blocks at once on :func:`over_blocks`'s threads
+    (the same results for any thread count). The curvature ``l''`` at every entry (Algorithm 1's
     ``U`` needs it at all ``|Omega| = m m2`` entries) is kept when ``m m2`` is at most
     :data:`CURVATURE_CACHE_ENTRIES`, and otherwise recomputed from ``R`` block by block,
-    so memory stays ``O((m + m2) k + CHUNK_ENTRIES)`` beyond the inputs.
+    so memory stays ``O((m + m2) k + threads * CHUNK_ENTRIES)`` beyond the inputs.
     """
 
     full = True
@@ -198,43 +201,55 @@ class FullTargets:
     def counts(self) -> np.ndarray:
         return np.full(self.shape[0], self.shape[1], dtype=np.int64)
 
-    def _blocks(self):
+    def _ranges(self):
         step = max(1, CHUNK_ENTRIES // max(self.shape[1], 1))
-        for a in range(0, self.shape[0], step):
-            b = min(self.shape[0], a + step)
-            yield a, b, self._loss.encode(self.labels[a:b].toarray())
+        return [(a, min(self.shape[0], a + step)) for a in range(0, self.shape[0], step)]
+
+    def _y(self, a, b):
+        return self._loss.encode(self.labels[a:b].toarray())
 
     def loss_value(self, loss: Loss, R, Q) -> float:
+        def block(a, b):
+            return float(loss.value(self._y(a, b), R[a:b] @ Q.T).sum())
+
         f = 0.0
-        for a, b, y in self._blocks():
-            f += float(loss.value(y, R[a:b] @ Q.T).sum())
+        for part in over_blocks(block, self._ranges()):
+            f += part
         return f
 
     def loss_grad(self, loss: Loss, R, Q):
-        f = 0.0
         DQ = np.empty((self.shape[0], Q.shape[1]))
         keep = (loss.constant_curvature is None
                 and self.shape[0] * self.shape[1] <= CURVATURE_CACHE_ENTRIES)
         curv = np.empty(self.shape) if keep else None
-        for a, b, y in self._blocks():
+
+        def block(a, b):
+            y = self._y(a, b)
             s = R[a:b] @ Q.T                                      # block of scores
-            f += float(loss.value(y, s).sum())
             DQ[a:b] = loss.derivative(y, s) @ Q
             if keep:
                 curv[a:b] = loss.second_derivative(y, s)
+            return float(loss.value(y, s).sum())
+
+        f = 0.0
+        for part in over_blocks(block, self._ranges()):
+            f += part
         return f, DQ, curv
 
     def hess_prod(self, loss: Loss, curv, R, Q, T):
         out = np.empty((self.shape[0], Q.shape[1]))
-        for a, b, y in self._blocks():
+
+        def block(a, b):
             u = T[a:b] @ Q.T                                      # t_ij = T_i . Q_j
             if loss.constant_curvature is not None:
                 u *= loss.constant_curvature
             elif curv is not None:
                 u *= curv[a:b]
             else:
-                u *= loss.second_derivative(y, R[a:b] @ Q.T)
+                u *= loss.second_derivative(self._y(a, b), R[a:b] @ Q.T)
             out[a:b] = u @ Q
+
+        over_blocks(block, self._ranges())
         return out
 
     def target_product(self, Q):
@@ -245,6 +260,23 @@ class FullTargets:
 
     def transpose(self) -> FullTargets:
         return FullTargets(self.labels.T.tocsr(), self._loss)
+
+
+def over_blocks(fn, ranges):
+    """``[fn(a, b) for (a, b) in ranges]``, on :func:`~mlx.numerics.spmm.get_threads` threads.
+
+    Each call works on its own row block (and writes only those rows of any output), so the
+    results, returned in the order of ``ranges``, are the same for any thread count: sums
+    over blocks are taken by the caller in that order. BLAS stays on the thread it was given
+    (one in a cell), and numpy releases the GIL in the block products.
+    """
+    n = min(get_threads(), len(ranges))
+    if n <= 1:
+        return [fn(a, b) for a, b in ranges]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=n, thread_name_prefix="mlx-blocks") as pool:
+        return list(pool.map(lambda r: fn(*r), ranges))
 
 
 def build_targets(Y: sp.csr_matrix, observed: sp.spmatrix | None, loss: Loss):
@@ -290,8 +322,9 @@ class FactorProblem:
         The fixed factor.
     loss : Loss
     l2_reg : float
-    P : sparse matrix or ndarray of shape (m, p), optional
-        Left design; identity when None.
+    P : sparse matrix, ndarray or SparseProducts of shape (m, p), optional
+        Left design; identity when None. Pass a :class:`~mlx.numerics.spmm.SparseProducts`
+        to keep its copy of ``P'`` across subproblems.
     """
 
     def __init__(self, targets, Q, loss: Loss, l2_reg: float, P=None):
@@ -299,16 +332,18 @@ class FactorProblem:
         self.Q = np.ascontiguousarray(Q, dtype=np.float64)
         self.loss = loss
         self.l2_reg = float(l2_reg)
+        if P is not None and not isinstance(P, SparseProducts):
+            P = SparseProducts(P)
         self.P = P
         p = targets.shape[0] if P is None else P.shape[1]
         self.shape = (p, self.Q.shape[1])
         self._cache: list[tuple[np.ndarray, np.ndarray, object]] = []
 
     def _left(self, F):
-        return F if self.P is None else np.asarray(self.P @ F)
+        return F if self.P is None else self.P.dot(F)
 
     def _left_t(self, G):
-        return G if self.P is None else np.asarray(self.P.T @ G)
+        return G if self.P is None else self.P.tdot(G)
 
     def objective(self, F) -> float:
         """``g(F)``."""

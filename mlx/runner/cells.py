@@ -22,9 +22,9 @@ from multiprocessing import get_context
 import numpy as np
 
 from mlx.errors import DivergenceError, Interrupted, MlxError
-from mlx.numerics.gram import clear_all_caches
 
-__all__ = ["run_cell", "run_cell_record", "run_cells", "stop_on_signals", "BLAS_ENV_VARS"]
+__all__ = ["run_cell", "run_cell_record", "run_cells", "stop_on_signals", "BLAS_ENV_VARS",
+           "cell_threads"]
 
 log = logging.getLogger(__name__)
 
@@ -263,17 +263,30 @@ def _select(cell, data, fixed: dict, method_seed: int):
 BLAS_THREADS_PER_CELL = 1
 
 
-def run_cell(cell) -> dict:
+def cell_threads(jobs: int, n_cells: int, cores: int | None = None) -> int:
+    """Threads of each cell's sparse kernels: the cores divided among the cells that run at
+    once (``min(jobs, n_cells)``), at least 1. ``cores`` defaults to the cores this process
+    may use (:func:`mlx.numerics.spmm.available_cores`)."""
+    from mlx.numerics.spmm import available_cores
+
+    running = max(1, min(int(jobs), int(n_cells)))
+    return max(1, (available_cores() if cores is None else int(cores)) // running)
+
+
+def run_cell(cell, threads: int = 1) -> dict:
     """Run one cell and return its record (never raises for a method failure).
 
     BLAS (and OpenMP) run on ``BLAS_THREADS_PER_CELL`` thread inside the cell, whatever
     process or executor runs it: a threaded BLAS sums in an order that depends on the
     number of threads, so pinning it here is what makes a cell's numbers the same with
-    ``--jobs 1``, ``--jobs 2`` or on a cluster worker.
+    ``--jobs 1``, ``--jobs 2`` or on a cluster worker. mlx's own threaded kernels
+    (:mod:`mlx.numerics.spmm`) get ``threads``: their results do not depend on it.
     """
     from threadpoolctl import threadpool_limits
 
-    with threadpool_limits(limits=BLAS_THREADS_PER_CELL):
+    from mlx.numerics.spmm import threads as kernel_threads
+
+    with threadpool_limits(limits=BLAS_THREADS_PER_CELL), kernel_threads(threads):
         return _run_cell(cell)
 
 
@@ -325,10 +338,12 @@ def _run_cell(cell) -> dict:
             return record
         pre, (X_train, X_test) = _preprocess(steps, train.X, test.X)
         X_unlab = X_train[data.unlabelled] if data.labelled is not None else None
-        clear_all_caches()   # fit_seconds is a cold fit, whatever this worker ran before
-        t0 = time.perf_counter()
-        _fit(method, X_train[rows], data.Y_fit, data.mask, X_unlab)
-        record["fit_seconds"] = time.perf_counter() - t0
+        from mlx.numerics.gram import cold_caches   # scipy.linalg: not at import
+
+        with cold_caches():  # fit_seconds is a cold fit, whatever this worker ran before
+            t0 = time.perf_counter()
+            _fit(method, X_train[rows], data.Y_fit, data.mask, X_unlab)
+            record["fit_seconds"] = time.perf_counter() - t0
         auto = getattr(method, "auto_", None) or {}
         if auto:   # ``auto`` parameters chosen inside the fit: recorded like ``select``'s
             record["selected"] = {**(record["selected"] or {}),
@@ -477,12 +492,17 @@ def run_cells(cells, *, jobs: int, on_done, blas_threads: int | None = None,
     ``2 * jobs`` cells at a time, so an interruption (any exception here, e.g.
     :class:`~mlx.errors.Interrupted`) has little to cancel: queued cells are cancelled, the
     workers terminated, and every cell already passed to ``on_done`` stays done.
+
+    Each cell's sparse kernels run on :func:`cell_threads` threads (the cores shared by the
+    cells that run at once: one cell alone on 2 cores gets 2, ``jobs=2`` with two or more
+    cells 1 each); the results are the same for any count.
     """
+    per_cell = cell_threads(jobs, len(cells))               # each cell's kernel threads
     if jobs <= 1 or len(cells) <= 1:
         for cell in cells:
             if on_start is not None:
                 on_start(cell)
-            on_done(cell, run_cell(cell))
+            on_done(cell, run_cell(cell, per_cell))
         return
     threads = blas_threads or BLAS_THREADS_PER_CELL
     saved = {v: os.environ.get(v) for v in BLAS_ENV_VARS}
@@ -499,7 +519,7 @@ def run_cells(cells, *, jobs: int, on_done, blas_threads: int | None = None,
                 cell = next(queue, None)
                 if cell is None:
                     return
-                pending[pool.submit(run_cell, cell)] = cell
+                pending[pool.submit(run_cell, cell, per_cell)] = cell
                 if on_start is not None:
                     on_start(cell)
 

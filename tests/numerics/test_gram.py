@@ -128,3 +128,18 @@ def test_sylvester_solve_matches_the_kronecker_system(l2_reg):
     K = np.kron(M, (X.T @ X).toarray()) + l2_reg * np.eye(12)
     expected = (np.linalg.pinv(K) @ B.ravel(order="F")).reshape((6, 2), order="F")
     np.testing.assert_allclose(W, expected, rtol=1e-7, atol=1e-9)
+
+
+def test_cold_caches_hides_the_entries_then_puts_them_back_as_most_recent():
+    from mlx.numerics.gram import cold_caches
+
+    rng = np.random.default_rng(0)
+    A, B, C = (sp.csr_matrix(rng.standard_normal((8, 4))) for _ in range(3))
+    cache = GramEigenCache(maxsize=2)
+    cache.get(A)
+    with cold_caches():
+        assert len(cache) == 0 and A not in cache
+        cache.get(B)
+        cache.get(C)                                   # B, C inside the block
+    assert A in cache and C in cache and B not in cache   # A back as the most recent
+    assert len(cache) == 2

@@ -173,6 +173,9 @@ def test_outputs_written(tmp_path):
         assert (s.output / name).exists(), name
     manifest = json.loads((s.output / "manifest.json").read_text())
     assert manifest["jobs"] == 1 and manifest["versions"]["numpy"]
+    from mlx.numerics.spmm import available_cores
+
+    assert manifest["kernel_threads_per_cell"] == available_cores()   # -j 1: the machine
     md = (s.output / "table.md").read_text()
     assert "| method |" in md and "SQ" in md and "LR" in md
 
@@ -207,6 +210,20 @@ def test_only_unknown_name_is_a_config_error(tmp_path):
                        progress=False)
 
 
+def _two_leml_cells(tmp_path, params, select="{}"):
+    """The two cells (ranks 2 and 3) of one LEML setting on small synthetic data."""
+    return expand(make_config(tmp_path, f"""
+        name: two
+        seed: 0
+        dataset:
+          synthetic: {{n_samples: 120, n_features: 15, n_labels: 6, rank: 2, seed: 1}}
+        methods:
+          - {{name: leml, label: LEML, params: {params}, select: {select}}}
+        sweep: {{rank: [2, 3]}}
+        metrics: [p@1]
+        """))
+
+
 def test_the_timed_final_fit_is_cold_whatever_ran_before_in_the_process(tmp_path):
     """LEML caches the eigendecomposition of X'X per process: without clearing it, the second
     of two cells on the same data timed a warm fit (MoM Table 3 compared LEML warm with MoM
@@ -214,17 +231,7 @@ def test_the_timed_final_fit_is_cold_whatever_ran_before_in_the_process(tmp_path
     from mlx.methods import leml
     from mlx.runner.cells import run_cell
 
-    cfg = make_config(tmp_path, """
-        name: cold
-        seed: 0
-        dataset:
-          synthetic: {n_samples: 120, n_features: 15, n_labels: 6, rank: 2, seed: 1}
-        methods:
-          - {name: leml, label: LEML, params: {loss: squared, max_iter: 3, l2_reg: 0.1}}
-        sweep: {rank: [2, 3]}
-        metrics: [p@1]
-        """)
-    first, second = expand(cfg)
+    first, second = _two_leml_cells(tmp_path, "{loss: squared, max_iter: 3, l2_reg: 0.1}")
     leml.clear_gram_cache()
     run_cell(first)
     assert len(leml.GRAM_CACHE) == 1           # the final fit's decomposition is kept ...
@@ -232,3 +239,22 @@ def test_the_timed_final_fit_is_cold_whatever_ran_before_in_the_process(tmp_path
     rec = run_cell(second)
     assert leml.GRAM_CACHE.misses == misses + 1   # ... but the next timed fit recomputes it
     assert rec["status"] == "ok" and rec["results"]["test"]["p@1"][0] is not None
+
+
+def test_validation_fits_share_the_decomposition_across_cells_and_the_final_fit_stays_cold(
+        tmp_path):
+    """The final fit runs with the caches emptied (cold_caches) and the validation fits'
+    decomposition is put back after it: the next cell's validation fits reuse it, and only
+    its final fit computes one."""
+    from mlx.methods import leml
+    from mlx.runner.cells import run_cell
+
+    first, second = _two_leml_cells(tmp_path, "{loss: squared, max_iter: 3}",
+                                    select="{l2_reg: [0.1, 1.0]}")
+    leml.clear_gram_cache()
+    misses = leml.GRAM_CACHE.misses
+    run_cell(first)
+    assert leml.GRAM_CACHE.misses == misses + 2      # validation rows, then all rows (cold)
+    rec = run_cell(second)
+    assert leml.GRAM_CACHE.misses == misses + 3      # only the final fit computes
+    assert rec["status"] == "ok"
