@@ -325,8 +325,8 @@ class Landmark(BaseMethod):
         ``tol`` times its starting value (None: 1e-4).
     random_state : int or None, default=None
         Seeds the landmark draw (and liblinear's ``rand()`` for ``-s 13``).
-    task : {"regression", "ordinal"}, default="regression"
-        Set by the runner from the dataset. Ordinal targets are levels; RegLand and
+    task : {"regression", "ordinal"} or task, default="regression"
+        Set by the runner from the dataset (the task object, :mod:`mlx.tasks`). Ordinal targets are levels; RegLand and
         RegLand-Sp regress on the level values (the runner rounds their scores to the
         nearest level), ORLand and KR return levels.
 
