@@ -286,9 +286,9 @@ class BR(BaseMethod):
     random_state : None or int, default=None
         Unused: every solver here is deterministic. Accepted for a uniform interface.
     task : {"multilabel", "multiclass", "regression", "ordinal"} or task, default="multilabel"
-        Set by the runner from the dataset (the task object, :mod:`mlx.tasks`). Multi-class
-        data are fitted one-vs-rest like labels (the arg-max of the scores is the
-        prediction). ``"regression"`` and
+        Set by the runner from the dataset. The runner passes the task object
+        (:mod:`mlx.tasks`); a name works too. Multi-class data are fitted one-vs-rest like
+        labels (the arg-max of the scores is the prediction). ``"regression"`` and
         ``"ordinal"`` need ``loss="squared"``: each target column is fitted by ridge
         regression on its real values or levels (no missing-label mask); the scores are the
         predictions (rounded to the nearest level by the runner for an ordinal task).

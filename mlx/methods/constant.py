@@ -6,11 +6,11 @@ import numpy as np
 
 from mlx.methods._validation import check_fit_data, check_n_features
 from mlx.methods.base import METHODS, BaseMethod, TaskOptions, check_is_fitted
-from mlx.tasks import task_names
+from mlx.metrics.names import TASK_NAMES
 
 __all__ = ["Constant"]
 
-_TASKS = tuple(task_names())    # every task: label frequencies, or the task's constant value
+_TASKS = TASK_NAMES    # every task: label frequencies, or the task's constant value
 
 
 @METHODS.register("constant")
@@ -32,8 +32,9 @@ class Constant(BaseMethod):
 
     Parameters
     ----------
-    task : {"multiclass", "multilabel", "ordinal", "regression"} or task, default="multilabel"
-        Set by the runner from the dataset (the task object).
+    task : {"multilabel", "multiclass", "regression", "ordinal"} or task, default="multilabel"
+        Set by the runner from the dataset. The runner passes the task object
+        (:mod:`mlx.tasks`); a name works too.
     """
 
     tasks = _TASKS

@@ -326,9 +326,10 @@ class Landmark(BaseMethod):
     random_state : int or None, default=None
         Seeds the landmark draw (and liblinear's ``rand()`` for ``-s 13``).
     task : {"regression", "ordinal"} or task, default="regression"
-        Set by the runner from the dataset (the task object, :mod:`mlx.tasks`). Ordinal
-        targets are levels; RegLand and RegLand-Sp regress on the level values (the runner
-        rounds their scores to the nearest level), ORLand and KR return levels.
+        Set by the runner from the dataset. The runner passes the task object
+        (:mod:`mlx.tasks`); a name works too. Ordinal targets are levels; RegLand and
+        RegLand-Sp regress on the level values (the runner rounds their scores to the
+        nearest level), ORLand and KR return levels.
 
     Attributes
     ----------

@@ -258,8 +258,9 @@ class LSVV(BaseMethod):
     Parameters
     ----------
     task : {"multilabel", "multiclass", "regression"} or task, default="multilabel"
-        Set by the runner from the dataset (the task object): the squared loss on labels or
-        real values, or the multi-class hinge on one class per row.
+        Set by the runner from the dataset. The runner passes the task object
+        (:mod:`mlx.tasks`); a name works too. The squared loss on labels or real values, the
+        multi-class hinge on one class per row.
     space : {"linear", "rff"}, default="linear"
         ``phi(x) = x``, or ``phi(x) = sqrt(2/D) cos(Omega' x + b)`` (eq. (18)).
     n_components : int >= 1, default=100
