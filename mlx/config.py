@@ -296,7 +296,7 @@ def _parse_target(raw: dict, dataset, task, source) -> str:
     if target not in TARGET_SCALINGS:
         raise ConfigError(source, "target", f"must be one of {', '.join(TARGET_SCALINGS)}. "
                                             f"Got {shown(target)} instead.")
-    if target != "none" and task.name != "regression":
+    if target != "none" and not task.scaled_targets:
         raise ConfigError(source, "target", f"scales regression targets; the dataset "
                                             f"'{dataset.name}' is {task.phrase}")
     return target

@@ -24,7 +24,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from mlx.errors import DivergenceError
 from mlx.methods.base import InvalidParameterError
@@ -35,7 +34,6 @@ __all__ = ["AUTO", "EDGE_NOTE", "HOLDOUT_FRACTION", "AutoChoice", "fit_holdout",
 AUTO = "auto"
 EDGE_NOTE = "at the end of its auto path"
 HOLDOUT_FRACTION = 0.2
-_VALUE_TASKS = ("regression", "ordinal")
 
 
 def is_auto(value) -> bool:
@@ -93,28 +91,19 @@ def record(method, choice: AutoChoice) -> None:
     method.auto_ = {**(getattr(method, "auto_", None) or {}), choice.param: choice}
 
 
-def validation_score(method, X, Y, task: str) -> float:
-    """Score of a fitted ``method`` on held-out rows; higher is better (see the module)."""
-    if task in _VALUE_TASKS:
-        T = Y.toarray() if sp.issparse(Y) else np.asarray(Y, dtype=np.float64)
-        P = np.asarray(method._decision_function(X), dtype=np.float64).reshape(T.shape)
-        return -float(np.mean((P - T) ** 2))
-    from mlx.metrics import evaluate
+def validation_score(method, X, Y, task) -> float:
+    """Score of a fitted ``method`` on held-out rows; higher is better (the task's
+    :meth:`~mlx.tasks.Task.validation_score`; ``task`` is a task object or name)."""
+    from mlx.tasks import as_task
 
-    # batches of at most 2^21 scores (16 MB): the hold-out split is part of a fit, whose
-    # memory stays far below a dense n x L matrix
-    batch = max(1, (1 << 21) // max(1, Y.shape[1]))
-    res = evaluate(method._decision_function, X, Y, ["p@1", "auc"], batch_size=batch,
-                   auc_degenerate="skip")
-    values = [v for v, _ in res.values() if v is not None and np.isfinite(v)]
-    return float(np.mean(values)) if values else float("nan")
+    return as_task(task).validation_score(method._decision_function, X, Y)
 
 
 def _rows(A, rows):
     return None if A is None else A[rows]
 
 
-def fit_holdout(method, param: str, grid, X, Y, *, observed=None, task: str = "multilabel",
+def fit_holdout(method, param: str, grid, X, Y, *, observed=None, task="multilabel",
                 **fit_kwargs):
     """Fit ``method`` with ``param`` chosen from ``grid`` on a hold-out split of the rows.
 

@@ -40,6 +40,7 @@ from sklearn.utils import ClassifierTags, RegressorTags
 
 from mlx.errors import NotFittedError
 from mlx.methods import METHODS  # noqa: F401  (defined in the package, filled lazily)
+from mlx.tasks import Task, as_task, get_task
 
 __all__ = [
     "METHODS",
@@ -47,6 +48,7 @@ __all__ = [
     "FitContext",
     "Interval",
     "StrOptions",
+    "TaskOptions",
     "InvalidParameterError",
     "check_is_fitted",
 ]
@@ -106,6 +108,16 @@ class StrOptions:
         return "a str among {" + ", ".join(repr(o) for o in sorted(self.options)) + "}"
 
 
+class TaskOptions(StrOptions):
+    """One of the named tasks: its name, or the task object (:mod:`mlx.tasks`) the runner
+    passes."""
+
+    def is_satisfied_by(self, value) -> bool:
+        if isinstance(value, Task):
+            return value.name in self.options
+        return super().is_satisfied_by(value)
+
+
 class _TypeConstraint:
     def __init__(self, type_, label):
         self.type = type_
@@ -149,8 +161,8 @@ class FitContext:
 
     Attributes
     ----------
-    task : str
-        ``"multilabel"``, ``"multiclass"``, ``"regression"`` or ``"ordinal"``.
+    task : Task
+        The task object (:mod:`mlx.tasks`); a task name given here is replaced by its object.
     n_samples, n_features, n_labels : int
         Sizes of the training data the method will be fitted on (``n_labels`` is the number
         of target columns for regression).
@@ -160,15 +172,16 @@ class FitContext:
         Fraction of training rows with labels (1.0: all); the others come as unlabelled rows.
     """
 
-    task: str = "multilabel"
+    task: Task | str = "multilabel"
     n_samples: int = 0
     n_features: int = 0
     n_labels: int = 0
     observed_ratio: float = 1.0
     labelled_ratio: float = 1.0
 
+    def __post_init__(self):
+        object.__setattr__(self, "task", as_task(self.task))
 
-_LABEL_TASKS = ("multilabel", "multiclass")
 
 # Why scikit-learn's common checks fail for every method of a task (see expected_failed_checks).
 _XFAIL_MULTIOUTPUT = (
@@ -254,7 +267,7 @@ class BaseMethod(BaseEstimator):
         The base class declines a task not in ``tasks`` and missing labels without
         ``supports_missing_labels``; a method adds its own reasons by extending this.
         """
-        if context.task not in self.tasks:
+        if context.task.name not in self.tasks:
             return (f"{self.name} does not handle {context.task} tasks "
                     f"(it handles: {', '.join(self.tasks)})")
         if context.observed_ratio < 1.0 and not self.supports_missing_labels:
@@ -289,10 +302,15 @@ class BaseMethod(BaseEstimator):
 
     # -- scikit-learn estimator ---------------------------------------------
     def _task_name(self) -> str:
-        """The task this instance is set up for: its ``task`` parameter, else the first of
-        ``tasks``."""
+        """The task this instance is set up for: its ``task`` parameter (a name or a task
+        object), else the first of ``tasks``."""
         task = getattr(self, "task", None)
+        task = task.name if isinstance(task, Task) else task
         return task if isinstance(task, str) and task in self.tasks else self.tasks[0]
+
+    def _task(self) -> Task:
+        """The task object of :meth:`_task_name`."""
+        return get_task(self._task_name())
 
     def _sklearn_tasks(self) -> tuple:
         """The tasks ``fit`` accepts on this instance: that of its ``task`` parameter (a
@@ -303,19 +321,22 @@ class BaseMethod(BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tasks = self._sklearn_tasks()
+        tasks = [get_task(t) for t in self._sklearn_tasks()]
         tags.input_tags.sparse = True
         tags.target_tags.required = True
-        if tasks[0] in _LABEL_TASKS:
+        if not tasks[0].real_valued:
+            labels = [t for t in tasks if not t.real_valued]
+            multi_label = any(t.multi_output for t in labels)
             tags.estimator_type = "classifier"
-            tags.classifier_tags = ClassifierTags(multi_class="multiclass" in tasks,
-                                                  multi_label="multilabel" in tasks,
+            tags.classifier_tags = ClassifierTags(multi_class=any(not t.multi_output
+                                                                  for t in labels),
+                                                  multi_label=multi_label,
                                                   poor_score=self._poor_score)
-            tags.target_tags.multi_output = "multilabel" in tasks
+            tags.target_tags.multi_output = multi_label
         else:
             tags.estimator_type = "regressor"
             tags.regressor_tags = RegressorTags(poor_score=self._poor_score)
-            tags.target_tags.multi_output = tasks[0] == "regression"
+            tags.target_tags.multi_output = tasks[0].multi_output
         tags.target_tags.single_output = True
         return tags
 
@@ -328,18 +349,19 @@ class BaseMethod(BaseEstimator):
 
         Shared by every method on a task, plus the method's own ``_expected_failed_checks``.
         """
-        tasks = self._sklearn_tasks()
+        tasks = [get_task(t) for t in self._sklearn_tasks()]
         out = {}
-        if tasks[0] in _LABEL_TASKS:
-            if "multilabel" in tasks and self.threshold != 0.0:
+        if not tasks[0].real_valued:
+            labels = [t for t in tasks if not t.real_valued]
+            if any(t.multi_output for t in labels) and self.threshold != 0.0:
                 out["check_classifier_multioutput"] = _XFAIL_MULTIOUTPUT
-            if "multiclass" in tasks:
+            if any(not t.multi_output for t in labels):
                 out["check_supervised_y_2d"] = _XFAIL_Y_2D
         else:
             if not self._poor_score:     # a baseline skips the score bar anyway
                 out["check_regressors_train"] = _XFAIL_SCORE
             out["check_regressors_no_decision_function"] = _XFAIL_DECISION
-            if tasks[0] == "ordinal":
+            if tasks[0].has_levels:
                 out["check_supervised_y_2d"] = _XFAIL_ORDINAL_COLUMN
         out.update(self._expected_failed_checks)
         return out
@@ -359,26 +381,27 @@ class BaseMethod(BaseEstimator):
                 delattr(self, attr)
         self._y_1d_ = not sp.issparse(y) and y.ndim == 1
         if not self._y_1d_:
-            if self._task_name() in _LABEL_TASKS and y.ndim == 2:
+            task = self._task()
+            if not task.real_valued and y.ndim == 2:
                 self.classes_ = np.arange(y.shape[1])    # label (column) indices, as sklearn's
-            if self._task_name() == "ordinal" and y.ndim == 2 and y.shape[1] == 1:
+            if task.has_levels and y.ndim == 2 and y.shape[1] == 1:
                 column = y.toarray() if sp.issparse(y) else np.asarray(y)
-                self._levels_ = np.unique(column[np.isfinite(column)])
-            return y, self._task_name()
+                self._levels_ = task.levels(column[np.isfinite(column)])
+            return y, task.name
         if y.shape[0] == 0:
             raise ValueError(f"{name}: empty input (y has no rows)")
-        task = tasks[0]
-        if task in ("regression", "ordinal"):
+        task = get_task(tasks[0])
+        if task.real_valued:
             try:
                 y = np.asarray(y, dtype=np.float64)
             except (TypeError, ValueError):
-                raise ValueError(f"{name}: y must hold numbers for a {task} task; got "
+                raise ValueError(f"{name}: y must hold numbers for a {task.name} task; got "
                                  f"{y.dtype} values") from None
             if not np.isfinite(y).all():
                 raise ValueError(f"{name}: y contains NaN or infinity")
-            if task == "ordinal":
-                self._levels_ = np.unique(y)
-            return y.reshape(-1, 1), task
+            if task.has_levels:
+                self._levels_ = task.levels(y)
+            return y.reshape(-1, 1), task.name
         from sklearn.utils.multiclass import type_of_target
 
         kind = type_of_target(y, input_name="y")   # raises for NaN or infinity
@@ -389,7 +412,7 @@ class BaseMethod(BaseEstimator):
             hint = " or set task='multiclass'" if "multiclass" in self.tasks else ""
             if kind != "binary":
                 raise ValueError(f"Only binary classification is supported with a 1-D y by "
-                                 f"{name}{'' if not hint else f'(task={task!r})'}. The type "
+                                 f"{name}{'' if not hint else f'(task={task.name!r})'}. The type "
                                  f"of the target is {kind}; give multi-label data as an "
                                  f"(n_samples, n_labels) 0/1 matrix{hint}")
             self.classes_ = np.unique(y)
@@ -457,7 +480,7 @@ class BaseMethod(BaseEstimator):
         task = self._fitted_task()
         if task == "binary":
             return scores[:, 0] - (self.threshold if self.threshold is not None else 0.0)
-        if task == "multiclass":
+        if not get_task(task).real_valued:                 # a 1-D y of classes
             return scores[:, 1] - scores[:, 0] if self.classes_.size == 2 else scores
         return scores[:, 0]
 
@@ -471,48 +494,51 @@ class BaseMethod(BaseEstimator):
         rank labels).
         """
         scores = self._decision_function(X)
-        task = self._fitted_task()
-        if task == "multiclass":
-            return self.classes_[np.argmax(scores, axis=1)]
-        if task in ("multilabel", "binary"):
-            t = self.threshold
-            if t is None:
-                raise ValueError(f"{type(self).__name__} has no decision threshold (its scores "
-                                 f"only rank labels); use decision_function")
-            if task == "multilabel":
-                return (scores > t).astype(np.int64)
-            above = (scores[:, 0] > t).astype(np.int64)
+        name = self._fitted_task()
+        if name == "binary":
+            above = (scores[:, 0] > self._threshold_for_predict()).astype(np.int64)
             return self.classes_[np.minimum(above, self.classes_.size - 1)]
-        if task == "ordinal":
-            scores = self._ordinal(lambda _: scores)(X)
-        return scores[:, 0] if getattr(self, "_y_1d_", False) else scores
+        task = get_task(name)
+        threshold = self._threshold_for_predict() if task.needs_threshold else self.threshold
+        pred = task.predict(scores, threshold=threshold, levels=self._training_levels(task))
+        if not task.real_valued and not task.multi_output:      # one class per row
+            return self.classes_[pred]
+        return pred[:, 0] if getattr(self, "_y_1d_", False) else pred
 
-    def _ordinal(self, score_fn):
-        from mlx.tasks import get_task
+    def _threshold_for_predict(self) -> float:
+        if self.threshold is None:
+            raise ValueError(f"{type(self).__name__} has no decision threshold (its scores "
+                             f"only rank labels); use decision_function")
+        return self.threshold
 
+    def _training_levels(self, task: Task) -> np.ndarray | None:
+        """The training levels predictions of ``task`` are rounded to (None: no rounding)."""
+        if not task.has_levels:
+            return None
         levels = getattr(self, "_levels_", None)
         if levels is None:
-            raise ValueError(f"{type(self).__name__}: ordinal predictions need the training "
+            raise ValueError(f"{type(self).__name__}: {task.name} predictions need the training "
                              f"levels; fit on a 1-D y of levels")
-        return get_task("ordinal").predictor(score_fn, levels[:, None])
+        return levels
 
     def score(self, X, y, sample_weight=None) -> float:
         """The task's first default metric on ``(X, y)``, greater is better: P@1
         (multi-label), accuracy = 1 - error (multi-class, and two classes of a multi-label
         method), -MSE (regression), -MAE (ordinal).
         """
-        from mlx.metrics import default_metrics, evaluate, parse_metric
+        from mlx.metrics import evaluate, parse_metric
 
         if sample_weight is not None:
             raise ValueError(f"{type(self).__name__}.score does not take sample weights")
-        task = self._fitted_task()
-        if task == "binary":
+        name = self._fitted_task()
+        if name == "binary":
             return float(np.mean(self.predict(X) == np.asarray(y)))
-        metric = default_metrics(task)[0]
+        task = get_task(name)
+        metric = task.default_metrics()[0]
         Y = y
         if getattr(self, "_y_1d_", False):
             y = np.asarray(y)
-            if task == "multiclass":
+            if not task.real_valued:                       # a 1-D y of classes
                 pos = np.searchsorted(self.classes_, y)
                 inside = np.minimum(pos, self.classes_.size - 1)
                 known = self.classes_[inside] == y     # an unseen class counts as an error
@@ -522,8 +548,9 @@ class BaseMethod(BaseEstimator):
             else:
                 Y = np.asarray(y, dtype=np.float64).reshape(-1, 1)
         score_fn = self._decision_function
-        if task == "ordinal":
-            score_fn = self._ordinal(score_fn)
+        levels = self._training_levels(task)
+        if levels is not None:
+            score_fn = task.predictor(score_fn, levels[:, None])
         value = evaluate(score_fn, X, Y, [metric], threshold=self.threshold or 0.0)[metric][0]
         if metric == "error":
             return 1.0 - value

@@ -17,9 +17,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlx.methods._auto import AutoChoice, fit_holdout, is_auto, log_grid, record
-from mlx.methods._validation import as_float_csr, check_fit_data, check_n_features
+from mlx.methods._validation import check_fit_data, check_n_features
 from mlx.methods.base import (METHODS, BaseMethod, Interval, InvalidParameterError, StrOptions,
-                              check_is_fitted)
+                              TaskOptions, check_is_fitted)
 from mlx.numerics.cg import block_cg
 from mlx.numerics.regpath import RidgePath
 from mlx.numerics.ridge import PSDFactor, psd_solve, ridge
@@ -229,9 +229,6 @@ def _fit_liblinear(X, pos, obs, trained, *, solver, C, eps, bias, n_jobs):
     return W, n_iter, converged
 
 
-_VALUE_TASKS = ("regression", "ordinal")   # real targets: ridge regression on the values
-
-
 # ----------------------------------------------------------------------------- the method
 @METHODS.register("br")
 class BR(BaseMethod):
@@ -288,8 +285,9 @@ class BR(BaseMethod):
         the same for every value. BLAS may start threads of its own.
     random_state : None or int, default=None
         Unused: every solver here is deterministic. Accepted for a uniform interface.
-    task : {"multilabel", "multiclass", "regression", "ordinal"}, default="multilabel"
-        Set by the runner from the dataset. Multi-class data are fitted one-vs-rest like
+    task : {"multilabel", "multiclass", "regression", "ordinal"} or task, default="multilabel"
+        Set by the runner from the dataset. The runner passes the task object
+        (:mod:`mlx.tasks`); a name works too. Multi-class data are fitted one-vs-rest like
         labels (the arg-max of the scores is the prediction). ``"regression"`` and
         ``"ordinal"`` need ``loss="squared"``: each target column is fitted by ridge
         regression on its real values or levels (no missing-label mask); the scores are the
@@ -352,7 +350,7 @@ class BR(BaseMethod):
     supports_missing_labels = True
     uses_rank = False
     _parameter_constraints = {
-        "task": [StrOptions(set(tasks))],
+        "task": [TaskOptions(tasks)],
         "loss": [StrOptions({"auto", "squared", "logistic", "squared_hinge"})],
         "C": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "l2_reg": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
@@ -378,7 +376,7 @@ class BR(BaseMethod):
     def _loss(self) -> str:
         """The loss used: ``loss`` with ``"auto"`` resolved for ``task``."""
         if self.loss == "auto":
-            return "squared" if self.task in _VALUE_TASKS else "logistic"
+            return "squared" if self._task().real_valued else "logistic"
         return self.loss
 
     @property
@@ -389,8 +387,8 @@ class BR(BaseMethod):
     def skip(self, context) -> str | None:
         """Decline a regression task unless the loss is squared (or ``"auto"``)."""
         reason = super().skip(context)
-        if reason is None and context.task in _VALUE_TASKS and self.loss not in ("squared",
-                                                                                  "auto"):
+        if reason is None and context.task.real_valued and self.loss not in ("squared",
+                                                                              "auto"):
             reason = (f"{self.name} with loss={self.loss!r} does not handle {context.task} "
                       f"tasks (loss='squared' does)")
         return reason
@@ -418,7 +416,8 @@ class BR(BaseMethod):
         """
         self._validate_params()
         self.auto_ = {}
-        if self.task in _VALUE_TASKS:
+        task = self._task()
+        if task.real_valued:
             return self._fit_regression(X, Y, observed)
         start = time.perf_counter()
         data = check_fit_data("BR", X, Y, observed)
@@ -432,10 +431,10 @@ class BR(BaseMethod):
         too_big = min(n, d + (bias >= 0)) > _DENSE_MAX
         if loss == "squared" and is_auto(self.l2_reg) and (obs is not None or too_big):
             return fit_holdout(self, "l2_reg", log_grid(1.0), X, data.positives,
-                               observed=data.observed, task=self.task)
+                               observed=data.observed, task=task)
         if loss != "squared" and is_auto(self.C):
             return fit_holdout(self, "C", log_grid(1.0), X, data.positives,
-                               observed=data.observed, task=self.task)
+                               observed=data.observed, task=task)
 
         if loss == "squared":
             Xb = X
@@ -473,19 +472,11 @@ class BR(BaseMethod):
 
     def _fit_regression(self, X, Y, observed):
         """Ridge regression of every target column on its real values."""
+        task = self._task()
         if self._loss() != "squared":
             raise InvalidParameterError(
-                "loss", f"BR: a {self.task} task needs loss='squared'; got loss={self.loss!r}")
-        if observed is not None:
-            raise ValueError(f"BR: a {self.task} task has no missing-label mask; pass "
-                             f"observed=None")
-        X = as_float_csr(X, "X", "BR")
-        T = Y.toarray() if sp.issparse(Y) else np.asarray(Y, dtype=np.float64)
-        if T.ndim != 2 or T.shape[0] != X.shape[0] or 0 in T.shape or X.shape[1] == 0:
-            raise ValueError(f"BR: X has shape {X.shape} but Y has shape {T.shape}; Y must be "
-                             f"(n_samples, n_targets)")
-        if not np.isfinite(T).all():
-            raise ValueError("BR: Y contains NaN or infinity")
+                "loss", f"BR: a {task} task needs loss='squared'; got loss={self.loss!r}")
+        X, T = task.fit_targets("BR", X, Y, observed)
         n, d = X.shape
         bias = float(self.bias)
         Xb = X

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
-from mlx.methods._validation import as_float_csr, check_fit_data, check_n_features
-from mlx.methods.base import METHODS, BaseMethod, StrOptions, check_is_fitted
+from mlx.methods._validation import check_fit_data, check_n_features
+from mlx.methods.base import METHODS, BaseMethod, TaskOptions, check_is_fitted
+from mlx.metrics.names import TASK_NAMES
 
 __all__ = ["Constant"]
 
-_TASKS = ("multilabel", "multiclass", "regression", "ordinal")
+_TASKS = TASK_NAMES    # every task: label frequencies, or the task's constant value
 
 
 @METHODS.register("constant")
@@ -24,20 +24,23 @@ class Constant(BaseMethod):
     * multi-class: each class scores its training frequency; the arg-max is the majority
       class (the lower index among ties);
     * regression: each target scores its training mean;
-    * ordinal: the median training level (the lower median for an even count), a level.
+    * ordinal: the median training level (the lower median for an even count), a level;
+    * any task with real-valued targets: its constant
+      (:meth:`mlx.tasks.ValueTask.constant`), as the two above.
 
     Any method that does worse than this on a metric has learned nothing useful for it.
 
     Parameters
     ----------
-    task : {"multilabel", "multiclass", "regression", "ordinal"}, default="multilabel"
-        Set by the runner from the dataset.
+    task : {"multilabel", "multiclass", "regression", "ordinal"} or task, default="multilabel"
+        Set by the runner from the dataset. The runner passes the task object
+        (:mod:`mlx.tasks`); a name works too.
     """
 
     tasks = _TASKS
     _poor_score = True     # a baseline: it ignores X
     supports_missing_labels = True
-    _parameter_constraints = {"task": [StrOptions(set(_TASKS))]}
+    _parameter_constraints = {"task": [TaskOptions(_TASKS)]}
 
     def __init__(self, *, task: str = "multilabel"):
         self.task = task
@@ -49,18 +52,10 @@ class Constant(BaseMethod):
     def _fit(self, X, Y, *, observed=None):
         """Learn the constant from ``Y`` (``X`` only fixes the number of features)."""
         self._validate_params()
-        if self.task in ("regression", "ordinal"):
-            X = as_float_csr(X, "X", "Constant")
-            T = Y.toarray() if sp.issparse(Y) else np.asarray(Y, dtype=np.float64)
-            if T.ndim != 2 or T.shape[0] != X.shape[0] or T.shape[0] == 0:
-                raise ValueError(f"Constant: X has {X.shape[0]} rows but Y has shape "
-                                 f"{T.shape}; Y must be (n_samples, n_targets)")
-            if not np.isfinite(T).all():
-                raise ValueError("Constant: Y contains NaN or infinity")
-            if self.task == "regression":
-                value = T.mean(axis=0)
-            else:
-                value = np.quantile(T, 0.5, axis=0, method="lower")
+        task = self._task()
+        if task.real_valued:
+            X, T = task.fit_targets("Constant", X, Y, observed)
+            value = task.constant(T)
             self.n_features_in_ = X.shape[1]
         else:
             data = check_fit_data("Constant", X, Y, observed)

@@ -21,12 +21,13 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from mlx.methods._auto import fit_holdout, is_auto, log_grid
-from mlx.methods._validation import as_float_csr, check_n_features
+from mlx.methods._validation import check_n_features
 from mlx.methods.base import (BOOL, METHODS, BaseMethod, FitContext, Interval,
-                              InvalidParameterError, StrOptions, check_is_fitted)
+                              InvalidParameterError, StrOptions, TaskOptions, check_is_fitted)
 from mlx.numerics.fgs import forward_greedy_selection
 from mlx.numerics.similarity import (SIMILARITIES, NonFiniteSimilarityError, mean_distance,
                                      nadaraya_watson, similarity)
+from mlx.tasks.ordinal import nearest_level
 
 __all__ = ["EXCResult", "Landmark", "exc_descent", "exc_levels", "exc_objective"]
 
@@ -324,8 +325,9 @@ class Landmark(BaseMethod):
         ``tol`` times its starting value (None: 1e-4).
     random_state : int or None, default=None
         Seeds the landmark draw (and liblinear's ``rand()`` for ``-s 13``).
-    task : {"regression", "ordinal"}, default="regression"
-        Set by the runner from the dataset. Ordinal targets are levels; RegLand and
+    task : {"regression", "ordinal"} or task, default="regression"
+        Set by the runner from the dataset. The runner passes the task object
+        (:mod:`mlx.tasks`); a name works too. Ordinal targets are levels; RegLand and
         RegLand-Sp regress on the level values (the runner rounds their scores to the
         nearest level), ORLand and KR return levels.
 
@@ -400,7 +402,7 @@ class Landmark(BaseMethod):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [None, Interval(Real, 0, None, closed="neither")],
         "random_state": [None, Integral],
-        "task": [StrOptions(set(_TASKS))],
+        "task": [TaskOptions(_TASKS)],
     }
 
     def __init__(self, *, model: str = "regland", similarity: str = "manhattan",
@@ -428,7 +430,7 @@ class Landmark(BaseMethod):
         """The shared ones, and on an ordinal task ``check_fit2d_1sample``: one training row
         has a single level, which the level check refuses first, with its own message."""
         out = super().expected_failed_checks()
-        if self._sklearn_tasks()[0] == "ordinal":
+        if self._task().has_levels:
             out["check_fit2d_1sample"] = (
                 "one training row has a single ordinal level: the level check refuses first, "
                 "with its own message")
@@ -469,7 +471,7 @@ class Landmark(BaseMethod):
     def skip(self, context: FitContext) -> str | None:
         """Also decline ORLand on a regression task (it needs ordinal levels)."""
         reason = super().skip(context)
-        if reason is None and self.model == "orland" and context.task == "regression":
+        if reason is None and self.model == "orland" and not context.task.has_levels:
             reason = (f"{self.name} with model='orland' needs ordinal targets (levels); "
                       f"use model='regland' or 'regland_sp' for regression")
         return reason
@@ -477,39 +479,16 @@ class Landmark(BaseMethod):
     def check_context(self, context: FitContext) -> None:
         """``sparsity <= n_landmarks`` (RegLand-Sp) and ``n_landmarks <= n_samples``
         (landmark models; skipped when ``context.n_samples`` is 0, i.e. unknown)."""
-        if context.task not in self.tasks:
+        if context.task.name not in self.tasks:
             return                                        # skip() declines it
         self._check_sparsity()
         if isinstance(self.n_landmarks, Integral):
             self._check_n_landmarks(context.n_samples)
 
     def _check_targets(self, X, Y, observed):
-        X = as_float_csr(X, "X", _OWNER)
-        T = Y.toarray() if sp.issparse(Y) else np.asarray(Y)
-        if T.ndim != 2 or T.shape[0] != X.shape[0]:
-            raise ValueError(f"{_OWNER}: X has shape {X.shape} but Y has shape {T.shape}; Y "
-                             f"must be (n_samples, n_targets)")
-        if observed is not None:
-            if observed.shape != T.shape:
-                raise ValueError(f"{_OWNER}: observed has shape {observed.shape} but Y has "
-                                 f"shape {T.shape}")
-            stored = sp.csr_matrix(observed)
-            stored.sum_duplicates()
-            if stored.nnz != T.size:
-                raise ValueError(f"{_OWNER}: a {self.task} task has no missing-label mask; "
-                                 f"pass observed=None")
-        if 0 in X.shape or T.shape[1] == 0:
-            raise ValueError(f"{_OWNER}: empty input (X {X.shape}, Y {T.shape})")
-        T = T.astype(np.float64)
-        if not np.isfinite(T).all():
-            raise ValueError(f"{_OWNER}: Y contains NaN or infinity")
-        levels = None
-        if self.task == "ordinal":
-            levels = [np.unique(T[:, j]) for j in range(T.shape[1])]
-            for j, lv in enumerate(levels):
-                if lv.size < 2:
-                    raise ValueError(f"{_OWNER}: ordinal target column {j} has a single level "
-                                     f"({lv[0]:g}); ordinal regression needs at least two")
+        task = self._task()
+        X, T = task.fit_targets(_OWNER, X, Y, observed)
+        levels = task.column_levels(_OWNER, T) if task.has_levels else None
         return X, T, levels
 
     # -- fitting --------------------------------------------------------------
@@ -560,13 +539,13 @@ class Landmark(BaseMethod):
         """
         self._validate_params()
         X, T, levels = self._check_targets(X, Y, observed)
-        if self.model == "orland" and self.task != "ordinal":
+        if self.model == "orland" and levels is None:
             raise InvalidParameterError(
                 "model", f"{_OWNER}: model='orland' needs an ordinal task (levels); got task="
-                         f"{self.task!r}")
+                         f"{self._task_name()!r}")
         self.auto_ = {}
         if is_auto(self.C) and self.model in ("regland", "orland"):
-            return fit_holdout(self, "C", log_grid(1e3), X, Y, task=self.task)
+            return fit_holdout(self, "C", log_grid(1e3), X, Y, task=self._task())
         self.message_ = ""
         top = float(abs(X).max()) if X.nnz else 0.0
         if self.similarity == "sigmoid" and top > 1.0:
@@ -671,7 +650,7 @@ class Landmark(BaseMethod):
                 raise ValueError(f"{_OWNER}: {exc}") from None
             if self.levels_ is not None:
                 for j, lv in enumerate(self.levels_):
-                    out[:, j] = _nearest_level(out[:, j], lv)
+                    out[:, j] = nearest_level(out[:, j], lv)
             return out
         scores = self._features(X) @ self.coef_ + self.intercept_
         if self.fitted_model_ == "orland":
@@ -679,10 +658,3 @@ class Landmark(BaseMethod):
                 scores[:, j] = lv[exc_levels(scores[:, j], lv.size)]
         return scores
 
-
-def _nearest_level(s: np.ndarray, levels: np.ndarray) -> np.ndarray:
-    """Each score rounded to the nearest of the sorted ``levels`` (ties to the lower one, as
-    :meth:`mlx.tasks.Task.predictor` rounds)."""
-    pos = np.clip(np.searchsorted(levels, s, side="left"), 1, levels.size - 1)
-    lo, hi = levels[pos - 1], levels[pos]
-    return np.where(s - lo <= hi - s, lo, hi)

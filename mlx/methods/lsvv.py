@@ -24,6 +24,7 @@ from mlx.methods.base import (
     Interval,
     InvalidParameterError,
     StrOptions,
+    TaskOptions,
     check_is_fitted,
 )
 from mlx.numerics.knn_graph import graph_laplacian, knn_graph
@@ -48,9 +49,6 @@ _SCORE_BLOCK = 1 << 22
 _DENSE_TARGETS = 1 << 24
 """Multi-label targets (and mask) with at most this many entries are densified once;
 larger ones are densified one mini-batch at a time."""
-
-_VALUE_TASKS = ("regression",)
-
 
 def _dense(M) -> np.ndarray:
     return M.toarray() if sp.issparse(M) else M
@@ -157,13 +155,12 @@ class _Problem:
     """The fit's data in the basis the iteration runs in, and objective (11) on it.
 
     ``Psi`` are the labelled rows' features (``phi``, or ``phi V`` on the eig route);
-    ``targets`` are 0/1 labels (dense or CSR), real values, or class indices; ``mask`` marks
-    observed labels (None: all).
+    ``targets`` are 0/1 labels (dense or CSR) or real values, shape (n, K), with the squared
+    loss, or class indices, shape (n,), with the multi-class hinge; ``mask`` marks observed
+    labels (None: all).
     """
 
-    def __init__(self, task, Psi, targets, mask, manifold, *, tau_A, tau_I, tau_S, theta,
-                 shrink):
-        self.task = task
+    def __init__(self, Psi, targets, mask, manifold, *, tau_A, tau_I, tau_S, theta, shrink):
         self.Psi = Psi
         self.targets = targets
         self.mask = mask
@@ -183,10 +180,8 @@ class _Problem:
         gradient in the scores; ``P`` are those rows of ``Psi`` when already sliced."""
         P = self.Psi[rows] if P is None else P
         S = np.asarray(P @ W)
-        if self.task == "multiclass":
+        if self.targets.ndim == 1:                          # class indices
             return multiclass_hinge(S, self.targets[rows])
-        if self.task in _VALUE_TASKS:
-            return squared_loss(S, self.targets[rows])
         M = None if self.mask is None else _dense(self.mask[rows])
         return squared_loss(S, _dense(self.targets[rows]), M)
 
@@ -262,8 +257,10 @@ class LSVV(BaseMethod):
 
     Parameters
     ----------
-    task : {"multilabel", "multiclass", "regression"}, default="multilabel"
-        Set by the runner from the dataset.
+    task : {"multilabel", "multiclass", "regression"} or task, default="multilabel"
+        Set by the runner from the dataset. The runner passes the task object
+        (:mod:`mlx.tasks`); a name works too. The squared loss on labels or real values, the
+        multi-class hinge on one class per row.
     space : {"linear", "rff"}, default="linear"
         ``phi(x) = x``, or ``phi(x) = sqrt(2/D) cos(Omega' x + b)`` (eq. (18)).
     n_components : int >= 1, default=100
@@ -418,7 +415,7 @@ class LSVV(BaseMethod):
     uses_rank = False
     uses_unlabelled: ClassVar[bool] = True
     _parameter_constraints = {
-        "task": [StrOptions(set(tasks))],
+        "task": [TaskOptions(tasks)],
         "space": [StrOptions({"linear", "rff"})],
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "bandwidth": [Interval(Real, 1e-150, 1e150, closed="both"), StrOptions({"median"})],
@@ -475,7 +472,7 @@ class LSVV(BaseMethod):
     @property
     def threshold(self) -> float:
         """0.5 for multi-label (squared loss on 0/1 targets); 0 otherwise (unused there)."""
-        return 0.5 if self.task == "multilabel" else 0.0
+        return 0.5 if self._task().needs_threshold else 0.0
 
     # -- configuration checks -------------------------------------------------
     def _theta_error(self, K: int, D: int) -> InvalidParameterError | None:
@@ -519,33 +516,16 @@ class LSVV(BaseMethod):
     # -- data -----------------------------------------------------------------
     def _targets(self, X, Y, observed):
         """Canonical X and the task's targets: ``(X, targets, mask, n_outputs, empty)``."""
-        if self.task in _VALUE_TASKS:
-            if observed is not None:
-                raise ValueError(f"LSVV: a {self.task} task has no missing-label mask; pass "
-                                 f"observed=None")
-            X = as_float_csr(X, "X", "LSVV")
-            T = Y.toarray() if sp.issparse(Y) else np.asarray(Y, dtype=np.float64)
-            T = np.asarray(T, dtype=np.float64)
-            if T.ndim != 2 or T.shape[0] != X.shape[0] or 0 in T.shape or X.shape[1] == 0:
-                raise ValueError(f"LSVV: X has shape {X.shape} but Y has shape {T.shape}; Y "
-                                 f"must be (n_samples, n_targets)")
-            if not np.isfinite(T).all():
-                raise ValueError("LSVV: Y contains NaN or infinity")
+        task = self._task()
+        if task.real_valued:
+            X, T = task.fit_targets("LSVV", X, Y, observed)
             return X, T, None, T.shape[1], np.empty(0, dtype=np.int64)
         data = check_fit_data("LSVV", X, Y, observed)
         pos = data.positives
-        if self.task == "multiclass":
-            if data.observed is not None:
-                raise ValueError("LSVV: a multiclass task has no missing-label mask; pass "
-                                 "observed=None")
-            per_row = np.diff(pos.indptr)
-            if (per_row != 1).any():
-                row = int(np.flatnonzero(per_row != 1)[0])
-                raise ValueError(f"LSVV: a multiclass task needs exactly one class per row; "
-                                 f"row {row} has {per_row[row]}")
+        if not task.multi_output:                               # one class per row
+            classes = task.class_indices("LSVV", pos, data.observed)
             counts = np.bincount(pos.indices, minlength=pos.shape[1])
-            return (data.X, pos.indices.astype(np.int64), None, pos.shape[1],
-                    np.flatnonzero(counts == 0))
+            return data.X, classes, None, pos.shape[1], np.flatnonzero(counts == 0)
         counts = np.diff(pos.tocsc().indptr)
         obs = data.observed
         if pos.shape[0] * pos.shape[1] <= _DENSE_TARGETS:
@@ -623,7 +603,7 @@ class LSVV(BaseMethod):
         X = self._targets(X, Y, observed)[0]                     # checked (a canonical copy)
         if is_auto(self.tau_A):
             return fit_holdout(self, "tau_A", log_grid(1e-4), X, Y, observed=observed,
-                               task=self.task, unlabelled=unlabelled)
+                               task=self._task(), unlabelled=unlabelled)
         self.feature_scale_, scale_note = fit_scale(X, self.scale_features, "LSVV")
         X = apply_scale(X, self.feature_scale_)
         if unlabelled is not None:
@@ -699,7 +679,7 @@ class LSVV(BaseMethod):
         self.converged_ = settled(history) if converged is None else converged
         self.empty_outputs_ = empty
         self.manifold_route_ = None if manifold is None else manifold.route
-        noun = "classes" if self.task == "multiclass" else "labels"
+        noun = "labels" if self._task().multi_output else "classes"
         self.message_ = "; ".join(m for m in [scale_note, "" if empty.size == 0 else (
             f"{empty.size} of {K} {noun} have no labelled (observed) positive example; their "
             f"weights come from the regularisers only")] if m)
@@ -735,7 +715,7 @@ class LSVV(BaseMethod):
         Psi = Phi
         if manifold is not None and manifold.route == "eig":
             Psi = np.asarray(Phi @ manifold.V)                   # rotated: W~ = V' W
-        problem = _Problem(self.task, Psi, targets, mask, manifold, tau_A=self.tau_A,
+        problem = _Problem(Psi, targets, mask, manifold, tau_A=self.tau_A,
                            tau_I=self.tau_I, tau_S=self.tau_S, theta=theta, shrink=self.shrink)
         return problem, rff, d, K, empty
 

@@ -186,13 +186,6 @@ _register(MetricFamily(
     lambda *, targets, scores, **_: _absolute(targets, scores), targets="values",
     higher_is_better=False, tasks=_VALUES))
 
-_DEFAULT_METRICS = {
-    "multilabel": ("p@1", "p@3", "p@5", "hamming", "auc"),
-    "multiclass": ("error",),
-    "regression": ("mse",),
-    "ordinal": ("mae",),
-}
-
 
 @dataclass(frozen=True)
 class MetricSpec:
@@ -234,9 +227,11 @@ def default_metrics(task: str) -> list[str]:
     mlx.errors.UnknownNameError
         For a task not in :data:`TASK_NAMES`.
     """
-    if not isinstance(task, str) or task not in _DEFAULT_METRICS:
+    if not isinstance(task, str) or task not in TASK_NAMES:
         raise UnknownNameError("task", str(task), TASK_NAMES)
-    return list(_DEFAULT_METRICS[task])
+    from mlx.tasks import get_task
+
+    return get_task(task).default_metrics()     # each task's own (mlx.tasks)
 
 
 _AT_K = re.compile(r"^([a-z_]+)@(.*)$")

@@ -66,8 +66,10 @@ def _preprocess(steps, X_fit, *X_others):
 
 
 def _make_method(cell, params: dict, n_labels: int, method_seed: int):
-    """The method of ``cell`` with the runner's parameters (rank, random_state, task)."""
+    """The method of ``cell`` with the runner's parameters (rank, random_state, and the task
+    object as ``task``)."""
     from mlx.methods import METHODS
+    from mlx.tasks import get_task
 
     cls = METHODS.get(cell.method)
     params = dict(params)
@@ -79,7 +81,7 @@ def _make_method(cell, params: dict, n_labels: int, method_seed: int):
     if "random_state" in names:
         params["random_state"] = method_seed
     if "task" in names:
-        params["task"] = cell.task
+        params["task"] = get_task(cell.task)
     return cls(**params), rank
 
 
@@ -152,11 +154,9 @@ def _model_bytes(cell, method, pre, Y_train) -> bytes:
 
     from mlx.runner.models import FittedCell
 
-    levels = None
-    if cell.task == "ordinal":
-        import scipy.sparse as sp
+    from mlx.tasks import get_task
 
-        levels = np.unique(sp.csr_matrix(Y_train).toarray().ravel())
+    levels = get_task(cell.task).levels(Y_train)
     buf = io.BytesIO()
     joblib.dump(FittedCell(cell_id=cell.cell_id(), description=cell.describe(), task=cell.task,
                            preprocessor=pre, estimator=method, levels=levels), buf, compress=3)

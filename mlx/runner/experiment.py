@@ -137,7 +137,8 @@ def _identified(config, all_cells, cells):
         return config, all_cells, cells
     config = replace(config, dataset=dataset)
     chosen = {c.order for c in cells}
-    all_cells = expand(config)
+    save = any(c.save_model for c in all_cells)           # --save-models, not in the config
+    all_cells = [replace(c, save_model=save) for c in expand(config)]
     return config, all_cells, [c for c in all_cells if c.order in chosen]
 
 

@@ -44,18 +44,13 @@ class FittedCell:
         (multi-label, 0/1), the arg-max class index (multi-class), values, or levels."""
         from mlx.tasks import get_task
 
+        task = get_task(self.task)
         scores = self.decision_function(X)
-        if self.task == "multilabel":
-            t = self.estimator.threshold
-            if t is None:
-                raise MlxError(f"{self.description}: the method has no decision threshold (its "
-                               f"scores only rank labels); use decision_function")
-            return (scores > t).astype(np.int64)
-        if self.task == "multiclass":
-            return np.argmax(scores, axis=1)
-        if self.task == "ordinal":
-            return get_task("ordinal").predictor(lambda _: scores, self.levels[:, None])(X)
-        return scores
+        t = self.estimator.threshold
+        if task.needs_threshold and t is None:
+            raise MlxError(f"{self.description}: the method has no decision threshold (its "
+                           f"scores only rank labels); use decision_function")
+        return task.predict(scores, threshold=t, levels=self.levels)
 
 
 def model_path(results: str | os.PathLike, cell_id: str) -> Path:

@@ -161,6 +161,7 @@ def _check_method_settings(cells, sizes: dict) -> None:
     from mlx.methods import METHODS
     from mlx.methods.base import FitContext, InvalidParameterError
     from mlx.metrics import parse_metric
+    from mlx.tasks import get_task
 
     seen = set()
     for cell in cells:
@@ -180,7 +181,7 @@ def _check_method_settings(cells, sizes: dict) -> None:
                 continue
             seen.add(key)
             if "task" in cls._param_names():
-                params["task"] = cell.task
+                params["task"] = get_task(cell.task)
             method = cls(**params)
             if select and cell.threshold is None and method.threshold is None and \
                     parse_metric(cell.selection.metric).family.uses_threshold:
@@ -209,13 +210,14 @@ def skipped_entries(cells) -> list[tuple[str, str]]:
     label and reason, so that ``mlx validate`` says so before anything runs."""
     from mlx.methods import METHODS
     from mlx.methods.base import FitContext
+    from mlx.tasks import get_task
 
     out = []
     for cell in cells:
         cls = METHODS.get(cell.method)
         params = cell.params.thaw()
         if "task" in cls._param_names():
-            params["task"] = cell.task
+            params["task"] = get_task(cell.task)
         try:
             method = cls(**params)
         except TypeError:

@@ -116,7 +116,7 @@ def test_regression_needs_the_squared_loss_and_full_targets():
     with pytest.raises(InvalidParameterError, match="a regression task needs loss='squared'"):
         BR(loss="logistic", task="regression").fit(X, T)
     with pytest.raises(ValueError, match="a regression task has no missing-label mask"):
-        BR(loss="squared", task="regression").fit(X, T, observed=sp.csr_matrix(T))
+        BR(loss="squared", task="regression").fit(X, T, observed=sp.csr_matrix(np.eye(3, 1)))
 
 
 @pytest.mark.parametrize("loss, threshold", [("squared", 0.5), ("logistic", 0.0),

@@ -470,7 +470,14 @@ def test_task_specific_input_errors():
         LSVV(task="multiclass").fit(X, _onehot(np.zeros(6, int), 3),
                                     observed=sp.csr_matrix(np.eye(6, 3)))
     with pytest.raises(ValueError, match="^LSVV: a regression task has no missing-label mask"):
-        LSVV(task="regression").fit(X, np.ones((6, 2)), observed=sp.csr_matrix(np.ones((6, 2))))
+        LSVV(task="regression").fit(X, np.ones((6, 2)), observed=sp.csr_matrix(np.eye(6, 2)))
+    # a mask that stores every entry leaves nothing missing: the fit is the one without it
+    full = LSVV(task="regression", epochs=2, min_steps=0, random_state=0, tau_A=1e-3)
+    none = LSVV(task="regression", epochs=2, min_steps=0, random_state=0, tau_A=1e-3)
+    T = np.arange(12.0).reshape(6, 2)
+    np.testing.assert_array_equal(
+        full.fit(X, T, observed=sp.csr_matrix(np.ones((6, 2)))).decision_function(X),
+        none.fit(X, T).decision_function(X))
     m = LSVV(task="regression", epochs=2, min_steps=0, random_state=0).fit(X, 3.5 * np.ones((6, 2)))
     assert m.threshold == 0.0 and m.empty_outputs_.size == 0
     assert LSVV(task="ordinal").skip(FitContext(task="ordinal")) is not None
