@@ -311,11 +311,15 @@ def _formats_with(opt: str) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
+#: File-name endings dropped, in this order, from a train file's name to name a file spec.
+_SUFFIXES = (".gz", *dict.fromkeys(s for f in formats() for s in f.suffixes))
+
+
 def _default_name(train: str) -> str:
     """``data/bibtex-train.arff.gz`` -> ``bibtex``; ``bibtex/train.svm`` -> ``bibtex``."""
     path = Path(train)
     name = path.name
-    for suffix in (".gz", ".arff", ".svm", ".txt", ".libsvm", ".scale", ".csv", ".rda"):
+    for suffix in _SUFFIXES:
         if name.endswith(suffix):
             name = name[: -len(suffix)]
     for sep in ("-", "_", "."):

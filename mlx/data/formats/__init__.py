@@ -51,7 +51,9 @@ class Format:
     :class:`~mlx.data.dataset.Dataset` per file of ``files`` (paths, in the spec's role
     order), ``options`` the spec's format options as a dict (without ``bins``, which the
     loader applies to any real target), ``xml`` and ``xml_beside`` a label list given by the
-    spec or found beside the data. Optional hooks: ``find_beside(path)`` finds such a label
+    spec or found beside the data. ``suffixes``: the file-name endings of the format's files,
+    dropped (after ``.gz``) from a train file's name to name a file spec that has no
+    ``name``. Optional hooks: ``find_beside(path)`` finds such a label
     list beside the first data file of a file spec; ``after_load(parts, path)`` runs on every
     load, parsed or from the cache (e.g. a warning about the data). ``order`` places the
     format in messages and help texts (the order formats were added).
@@ -63,6 +65,7 @@ class Format:
     read: Callable
     order: int
     options: tuple[str, ...] = ()
+    suffixes: tuple[str, ...] = ()
     writer: Writer | None = None
     find_beside: Callable | None = None
     after_load: Callable | None = None

@@ -28,5 +28,6 @@ def _find_beside(path):
 
 
 FORMAT = Format(name="arff", description="Mulan or MEKA multi-label ARFF", order=1,
-                tasks=("multilabel",), options=("n_labels", "xml"), read=_read,
+                tasks=("multilabel",), options=("n_labels", "xml"), suffixes=(".arff",),
+                read=_read,
                 find_beside=_find_beside)

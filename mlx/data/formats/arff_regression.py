@@ -18,4 +18,4 @@ def _read(spec, paths, options, xml, xml_beside):
 
 FORMAT = Format(name="arff-regression", description="Weka ARFF, real targets last", order=2,
                 tasks=("regression", "ordinal"), options=("n_targets", "missing", "bins"),
-                read=_read)
+                suffixes=(".arff",), read=_read)

@@ -14,4 +14,5 @@ def _read(spec, paths, options, xml, xml_beside):
 
 FORMAT = Format(name="csv", description="delimited text", order=6,
                 tasks=("regression", "ordinal", "multiclass"),
-                options=("sep", "header", "target", "missing", "bins"), read=_read)
+                options=("sep", "header", "target", "missing", "bins"), suffixes=(".csv",),
+                read=_read)

@@ -7,4 +7,5 @@ from mlx.data.formats import Format
 from mlx.data.formats.libsvm_multilabel import read
 
 FORMAT = Format(name="libsvm-multiclass", description="LIBSVM multi-class", order=4,
-                tasks=("multiclass", "ordinal"), options=("n_features",), read=read)
+                tasks=("multiclass", "ordinal"), options=("n_features",),
+                suffixes=(".svm", ".txt", ".libsvm", ".scale"), read=read)

@@ -27,7 +27,8 @@ def _after_load(parts, path):
 
 
 FORMAT = Format(name="libsvm-multilabel", description="LIBSVM multi-label", order=3,
-                tasks=("multilabel",), options=("n_labels", "n_features"), read=read,
+                tasks=("multilabel",), options=("n_labels", "n_features"),
+                suffixes=(".svm", ".txt", ".libsvm", ".scale"), read=read,
                 writer=Writer(name="libsvm", extension="svm", write=_write,
                               description="LIBSVM multi-label", order=2),
                 after_load=_after_load)

@@ -12,4 +12,4 @@ def _read(spec, paths, options, xml, xml_beside):
 
 
 FORMAT = Format(name="mldr", description="R mldr object (.rda)", order=7,
-                tasks=("multilabel",), read=_read)
+                tasks=("multilabel",), suffixes=(".rda",), read=_read)

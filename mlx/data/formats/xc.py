@@ -19,6 +19,6 @@ def _write(dataset, path):
 
 
 FORMAT = Format(name="xc", description="Extreme Classification Repository", order=5,
-                tasks=("multilabel",), read=_read,
+                tasks=("multilabel",), suffixes=(".txt",), read=_read,
                 writer=Writer(name="xc", extension="txt", write=_write,
                               description="Extreme Classification Repository", order=1))
