@@ -547,7 +547,7 @@ def datasets_synth(name, like, scale, dims_scale, seed, out_dir):
 
     Rows follow the shape statistics of LEML Table 2 for --like (eurlex, nus-wide or wiki),
     with power-law feature and label frequencies and labels planted through a low-rank map
-    of the features (mlx/data/xmc_synth.py). Prints the 'dataset:' block for a config.
+    of the features (mlx/data/xmc_synth/). Prints the 'dataset:' block for a config.
     A request that would not fit in memory or on disk is refused before anything is written.
     """
     from pathlib import Path
