@@ -39,6 +39,22 @@ def test_each_format_is_complete(fmt):
         assert callable(fmt.writer.write) and fmt.writer.extension
 
 
+def test_names_and_orders_are_unique():
+    from dataclasses import replace
+
+    from mlx.data.formats import check_unique
+
+    xc, csv = get_format("xc"), get_format("csv")
+    check_unique(formats())
+    with pytest.raises(RuntimeError, match="^data formats: more than one format with name "
+                                           "'xc' "):
+        check_unique([xc, replace(csv, name="xc")])
+    with pytest.raises(RuntimeError, match="more than one format with order 5 "):
+        check_unique([xc, replace(csv, order=5)])
+    with pytest.raises(RuntimeError, match="more than one writer with name 'xc' "):
+        check_unique([xc, replace(csv, writer=replace(xc.writer, order=9))])
+
+
 def test_unknown_format_message_lists_the_registry():
     from mlx.errors import ConfigError
 
@@ -81,8 +97,9 @@ def _write(dataset, path):
 
 
 FORMAT = Format(name="toy", description="dense text", order=100, tasks=("multiclass",),
-                suffixes=(".toy",), read=_read, writer=Writer(name="toy", extension="toy", write=_write,
-                                          description="dense text", order=100))
+                suffixes=(".toy",), read=_read,
+                writer=Writer(name="toy", extension="toy", write=_write,
+                              description="dense text", order=100))
 '''
 
 

@@ -84,13 +84,20 @@ def _registry() -> dict[str, Format]:
         fmt = importlib.import_module(f"{__name__}.{module.name}").FORMAT
         found.append(fmt)
     found.sort(key=lambda f: f.order)
-    names = [f.name for f in found]
-    clash = {n for n in names if names.count(n) > 1} or {
-        o for o in (f.order for f in found) if [g.order for g in found].count(o) > 1}
-    if clash:
-        raise RuntimeError(f"data formats: more than one format with name or order "
-                           f"{', '.join(map(str, sorted(clash, key=str)))}")
+    check_unique(found)
     return {f.name: f for f in found}
+
+
+def check_unique(found) -> None:
+    """Refuse two formats (or two writers) with one name or one ``order``."""
+    groups = {"format": found, "writer": [f.writer for f in found if f.writer is not None]}
+    for what, items in groups.items():
+        for attr in ("name", "order"):
+            values = [getattr(item, attr) for item in items]
+            clash = sorted({v for v in values if values.count(v) > 1})
+            if clash:
+                raise RuntimeError(f"data formats: more than one {what} with {attr} "
+                                   f"{clash[0]!r} (mlx/data/formats/)")
 
 
 def formats() -> tuple[Format, ...]:
