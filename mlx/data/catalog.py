@@ -10,6 +10,7 @@ them, through the caches.
 * :mod:`mlx.data.spec`: :func:`resolve_dataset`, from a config's ``dataset:`` to a
   :class:`DatasetSpec`;
 * :mod:`mlx.data.cache`: content checksums, the parsed-data cache and the in-memory memo.
+* :mod:`mlx.data.formats`: the data formats, each with its reader (and writer).
 
 Their public names are importable from here too.
 """
