@@ -336,10 +336,10 @@ _FILE_OPTIONS = {"test": "--test", "n_labels": "--n-labels", "n_features": "--n-
                  "xml": "--xml", "task": "--task", "format": "--format", "train": "PATH"}
 
 
-def _format_names() -> str:
+def _format_help() -> str:
     from mlx.data.formats import formats
 
-    return ", ".join(f.name for f in formats())
+    return ", ".join(f"{f.name} ({f.description})" for f in formats())
 
 
 def _spec_options(command):
@@ -350,8 +350,8 @@ def _spec_options(command):
         click.option("--config", "config", type=click.Path(dir_okay=False), default=None,
                      help="Use the 'dataset:' of this experiment config."),
         click.option("--format", "fmt", metavar="FORMAT", default=None,
-                     help=f"PATH is a data file in this format ({_format_names()}), read as "
-                          "a config's file spec would be."),
+                     help="PATH is a data file in this format, read as a config's file spec "
+                          f"would be: {_format_help()}."),
         click.option("--test", metavar="PATH", default=None, help="With --format: the test file."),
         click.option("--n-labels", type=int, metavar="N", default=None,
                      help="With --format: the number of labels (arff: the last N attributes; "

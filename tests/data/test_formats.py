@@ -132,8 +132,8 @@ def test_a_new_format_is_one_module(tmp_path):
     assert (tmp_path / "out" / "a-train.toy").read_text() == "0 1 0 2\n2 0 3 0\n1 0 0 1\n"
     r = _mlx(tmp_path, "datasets", "convert", "--help")
     assert "[xc|libsvm|toy]" in r.stdout
-    assert "csv, mldr, toy)" in " ".join(_mlx(tmp_path, "datasets", "info", "--help")
-                                         .stdout.split())
+    assert "mldr (an R mldr object, .rda), toy (dense text)." in " ".join(
+        _mlx(tmp_path, "datasets", "info", "--help").stdout.split())
     (tmp_path / "c.yaml").write_text(textwrap.dedent("""\
         name: c
         dataset: {format: toys, train: a.toy, test: b.toy}

@@ -11,5 +11,5 @@ def _read(spec, paths, options, xml, xml_beside):
     return read_mldr_files(list(paths.values()), name=spec.name)
 
 
-FORMAT = Format(name="mldr", description="R mldr object (.rda)", order=7,
+FORMAT = Format(name="mldr", description="an R mldr object, .rda", order=7,
                 tasks=("multilabel",), suffixes=(".rda",), read=_read)
