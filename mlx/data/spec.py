@@ -37,12 +37,14 @@ FORMAT_TASKS = {f.name: f.tasks for f in formats()}
 FORMAT_OPTIONS = {f.name: f.options for f in formats()}
 
 #: Every option a format may take, with what it sets (for messages); a format's module names
-#: the ones it takes.
+#: the ones it takes, and declares those that are new (``Format.new_options``).
 _OPTION_WHAT = {"n_labels": "the number of labels", "n_features": "the number of features",
                 "xml": "a Mulan XML label list", "n_targets": "the number of targets",
                 "missing": "the handling of missing values", "sep": "the separator",
                 "header": "whether there is a header line", "target": "the target column",
                 "bins": "equal-frequency binning of a real target into ordinal levels"}
+_OPTION_WHAT.update({o.name: o.what for f in formats() for o in f.new_options
+                     if o.name not in _OPTION_WHAT})
 
 
 @dataclass(frozen=True)
@@ -206,6 +208,8 @@ _OPTION_CHECKS = {
     "header": as_bool,
     "target": _check_target,
 }
+_OPTION_CHECKS.update({o.name: o.check for f in formats() for o in f.new_options
+                       if o.name not in _OPTION_CHECKS})
 
 
 def _check_task(value, fmt: str, path, source) -> str:

@@ -69,7 +69,13 @@ def test_unknown_format_message_lists_the_registry():
 TOY = '''
 """format: toy -- one row per line: the class, then every feature value (dense)."""
 
-from mlx.data.formats import Format, Writer
+from mlx.data.formats import Format, Option, Writer
+
+
+def _check_scale(value, path, source):
+    from mlx.validation import as_float
+
+    return as_float(value, path, source, low=0, low_open=True)
 
 
 def _read(spec, paths, options, xml, xml_beside):
@@ -83,7 +89,8 @@ def _read(spec, paths, options, xml, xml_beside):
         rows = np.loadtxt(path, ndmin=2)
         y = rows[:, 0].astype(int)
         Y = sp.csr_matrix((np.ones(y.size), (np.arange(y.size), y)), shape=(y.size, 3))
-        out.append(Dataset(X=canonical_csr(rows[:, 1:]), Y=canonical_csr(Y), name=spec.name,
+        X = rows[:, 1:] * options.get("scale", 1.0)
+        out.append(Dataset(X=canonical_csr(X), Y=canonical_csr(Y), name=spec.name,
                            task=spec.task))
     return out
 
@@ -97,7 +104,8 @@ def _write(dataset, path):
 
 
 FORMAT = Format(name="toy", description="dense text", order=100, tasks=("multiclass",),
-                suffixes=(".toy",), read=_read,
+                suffixes=(".toy",), read=_read, options=("scale",),
+                new_options=(Option("scale", "a factor of every feature value", _check_scale),),
                 writer=Writer(name="toy", extension="toy", write=_write,
                               description="dense text", order=100))
 '''
@@ -134,13 +142,30 @@ def test_a_new_format_is_one_module(tmp_path):
     assert "[xc|libsvm|toy]" in r.stdout
     assert "mldr (an R mldr object, .rda), toy (dense text)." in " ".join(
         _mlx(tmp_path, "datasets", "info", "--help").stdout.split())
-    (tmp_path / "c.yaml").write_text(textwrap.dedent("""\
+    config = textwrap.dedent("""\
         name: c
-        dataset: {format: toys, train: a.toy, test: b.toy}
+        dataset: {format: toy, train: a.toy, test: b.toy, scale: SCALE}
         methods: [{name: constant}]
-        """))
+        """)
+    (tmp_path / "c.yaml").write_text(config.replace("toy,", "toys,").replace("SCALE", "2"))
     r = _mlx(tmp_path, "validate", "c.yaml")
     assert r.returncode == 2
     assert r.stderr == ("Error: c.yaml: dataset.format: must be one of 'arff', "
                         "'arff-regression', 'libsvm-multilabel', 'libsvm-multiclass', 'xc', "
                         "'csv', 'mldr', 'toy'. Got 'toys' instead. Did you mean 'toy'?\n")
+    # an option of its own, checked as a config is validated and given to the reader
+    (tmp_path / "c.yaml").write_text(config.replace("SCALE", "-1"))
+    r = _mlx(tmp_path, "validate", "c.yaml")
+    assert r.returncode == 2
+    assert r.stderr == ("Error: c.yaml: dataset.scale: must be a float in the range (0, inf). "
+                        "Got -1 instead.\n")
+    (tmp_path / "c.yaml").write_text(config.replace("SCALE", "2"))
+    r = _mlx(tmp_path, "datasets", "convert", "--config", "c.yaml", "--to", "toy", "-o", "o2")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "o2" / "a-test.toy").read_text() == "1 10 0 0\n"
+    (tmp_path / "c.yaml").write_text(config.replace("SCALE", "2").replace("format: toy",
+                                                                         "format: xc"))
+    r = _mlx(tmp_path, "validate", "c.yaml")
+    assert r.returncode == 2
+    assert r.stderr == ("Error: c.yaml: dataset.scale: is not used with format 'xc' (a factor "
+                        "of every feature value is only set for 'toy')\n")

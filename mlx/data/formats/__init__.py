@@ -20,7 +20,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
-__all__ = ["Format", "Writer", "formats", "get_format", "writers"]
+__all__ = ["Format", "Option", "Writer", "formats", "get_format", "writers"]
+
+
+@dataclass(frozen=True)
+class Option:
+    """A file-spec option that :mod:`mlx.data.spec` does not know yet, declared by the format
+    that takes it: ``what`` it sets (for messages) and ``check(value, key_path, source)``,
+    which returns the value to keep or raises :class:`~mlx.errors.ConfigError`."""
+
+    name: str
+    what: str
+    check: Callable
 
 
 @dataclass(frozen=True)
@@ -46,8 +57,8 @@ class Format:
 
     ``tasks``: the tasks the format can be read as (a file spec's or registry entry's
     ``task:``), the default first. ``options``: the file-spec keys it takes besides ``name``,
-    ``format``, ``task``, ``train`` and ``test`` (the vocabulary of options and their checks is
-    :mod:`mlx.data.spec`'s). ``read(spec, files, options, xml, xml_beside)`` returns one
+    ``format``, ``task``, ``train`` and ``test``: options of :mod:`mlx.data.spec`'s vocabulary,
+    or new ones the format declares in ``new_options`` (:class:`Option`). ``read(spec, files, options, xml, xml_beside)`` returns one
     :class:`~mlx.data.dataset.Dataset` per file of ``files`` (paths, in the spec's role
     order), ``options`` the spec's format options as a dict (without ``bins``, which the
     loader applies to any real target), ``xml`` and ``xml_beside`` a label list given by the
@@ -66,6 +77,7 @@ class Format:
     order: int
     options: tuple[str, ...] = ()
     suffixes: tuple[str, ...] = ()
+    new_options: tuple[Option, ...] = ()
     writer: Writer | None = None
     find_beside: Callable | None = None
     after_load: Callable | None = None
