@@ -336,6 +336,12 @@ _FILE_OPTIONS = {"test": "--test", "n_labels": "--n-labels", "n_features": "--n-
                  "xml": "--xml", "task": "--task", "format": "--format", "train": "PATH"}
 
 
+def _format_help() -> str:
+    from mlx.data.formats import formats
+
+    return ", ".join(f"{f.name} ({f.description})" for f in formats())
+
+
 def _spec_options(command):
     """The options of ``datasets info`` and ``convert`` that describe the data: a registered
     NAME, a data file PATH with --format and its options, or --config."""
@@ -344,9 +350,8 @@ def _spec_options(command):
         click.option("--config", "config", type=click.Path(dir_okay=False), default=None,
                      help="Use the 'dataset:' of this experiment config."),
         click.option("--format", "fmt", metavar="FORMAT", default=None,
-                     help="PATH is a data file in this format (arff, arff-regression, "
-                          "libsvm-multilabel, libsvm-multiclass, xc, csv), read as a config's "
-                          "file spec would be."),
+                     help="PATH is a data file in this format, read as a config's file spec "
+                          f"would be: {_format_help()}."),
         click.option("--test", metavar="PATH", default=None, help="With --format: the test file."),
         click.option("--n-labels", type=int, metavar="N", default=None,
                      help="With --format: the number of labels (arff: the last N attributes; "
@@ -471,10 +476,16 @@ def datasets_fetch(names, dest):
             click.echo(f"{name}: {p}")
 
 
+def _writers():
+    from mlx.data.formats import writers
+
+    return writers()
+
+
 @datasets.command("convert")
 @_spec_options
-@click.option("--to", "to", type=click.Choice(["xc", "libsvm"]), required=True,
-              help="Target format: Extreme Classification Repository or LIBSVM multi-label.")
+@click.option("--to", "to", type=click.Choice([w.name for w in _writers()]), required=True,
+              help="Target format: " + " or ".join(w.description for w in _writers()) + ".")
 @click.option("-o", "--out", "out_dir", type=click.Path(), required=True,
               help="Directory for <name>-train.* and <name>-test.*.")
 def datasets_convert(target, config, fmt, test, n_labels, n_features, xml, task, to, out_dir):
@@ -485,7 +496,6 @@ def datasets_convert(target, config, fmt, test, n_labels, n_features, xml, task,
     """
     from pathlib import Path
 
-    from mlx.data.convert import write_libsvm, write_xc
     from mlx.runner.output import probe_output, remove_created
 
     created = probe_output(out_dir)      # before any data are read: fail fast, leave nothing
@@ -494,10 +504,10 @@ def datasets_convert(target, config, fmt, test, n_labels, n_features, xml, task,
     except BaseException:
         remove_created(created)
         raise
-    writer, ext = (write_xc, "txt") if to == "xc" else (write_libsvm, "svm")
+    writer = next(w for w in _writers() if w.name == to)
     for part, ds in parts:
-        path = Path(out_dir) / f"{spec.name}-{part}.{ext}"
-        writer(ds, path)
+        path = Path(out_dir) / f"{spec.name}-{part}.{writer.extension}"
+        writer.write(ds, path)
         click.echo(str(path))
 
 
@@ -537,7 +547,7 @@ def datasets_synth(name, like, scale, dims_scale, seed, out_dir):
 
     Rows follow the shape statistics of LEML Table 2 for --like (eurlex, nus-wide or wiki),
     with power-law feature and label frequencies and labels planted through a low-rank map
-    of the features (mlx/data/xmc_synth.py). Prints the 'dataset:' block for a config.
+    of the features (mlx/data/xmc_synth/). Prints the 'dataset:' block for a config.
     A request that would not fit in memory or on disk is refused before anything is written.
     """
     from pathlib import Path

@@ -10,6 +10,7 @@ them, through the caches.
 * :mod:`mlx.data.spec`: :func:`resolve_dataset`, from a config's ``dataset:`` to a
   :class:`DatasetSpec`;
 * :mod:`mlx.data.cache`: content checksums, the parsed-data cache and the in-memory memo.
+* :mod:`mlx.data.formats`: the data formats, each with its reader (and writer).
 
 Their public names are importable from here too.
 """
@@ -37,6 +38,7 @@ from mlx.data.cache import (
     save_parsed,
 )
 from mlx.data.dataset import Dataset, Split
+from mlx.data.formats import get_format
 from mlx.data.lineparse import checksum_verified
 from mlx.data.paths import (
     cache_dir,
@@ -180,12 +182,14 @@ def identify(spec: DatasetSpec) -> DatasetSpec:
 
 
 def _mulan_xml_beside(spec: DatasetSpec, paths: dict, xml: Path | None) -> Path | None:
-    """For an ARFF file spec without ``xml``: the Mulan label list beside the train file."""
-    if spec.kind != "files" or spec.format != "arff" or xml is not None:
+    """For a file spec without ``xml``: the label list beside the train file, if its format
+    has one (ARFF: the Mulan XML)."""
+    if spec.kind != "files" or xml is not None:
         return None
-    from mlx.data.arff import find_mulan_xml
-
-    found = find_mulan_xml(paths.get("train") or next(iter(paths.values())))
+    find = get_format(spec.format).find_beside
+    if find is None:
+        return None
+    found = find(paths.get("train") or next(iter(paths.values())))
     if found is not None:
         log.info("dataset '%s': checking the labels against %s, found beside the data",
                  spec.name, found)
@@ -193,45 +197,16 @@ def _mulan_xml_beside(spec: DatasetSpec, paths: dict, xml: Path | None) -> Path 
 
 
 def _parse(spec: DatasetSpec, paths: dict, xml: Path | None, beside: Path | None) -> dict:
-    from mlx.data import arff, delimited, libsvm, rda, xc_repo
-
-    roles = list(paths)
-    files = [paths[r] for r in roles]
-    fmt = spec.format
+    """Read the files of ``paths`` (role -> path) with the spec's format's reader, then cut
+    a real target into ordinal levels if ``bins`` says so."""
     options = dict(spec.options)
     bins = options.pop("bins", None)
-    if fmt == "arff":
-        if spec.n_labels is None and xml is None and beside is None \
-                and arff.meka_labels(arff.read_arff_header(files[0]), files[0]) is None:
-            raise ConfigError(spec.source, spec.key_path,
-                              "format 'arff' needs 'n_labels' (the last n_labels attributes "
-                              "are the labels) or 'xml' (the Mulan label list): "
-                              f"{spec.file(roles[0])} has no MEKA -C option in its relation "
-                              "name and no Mulan XML label list beside it")
-        parts = arff.read_mulan_files(files, n_labels=spec.n_labels, xml=xml, xml_beside=beside,
-                                      name=spec.name)
-    elif fmt == "arff-regression":
-        parts = arff.read_regression_files(files, name=spec.name, **options)
-    elif fmt in ("libsvm-multilabel", "libsvm-multiclass"):
-        parts = libsvm.read_libsvm_files(files, task=spec.task, n_features=spec.n_features,
-                                         n_labels=spec.n_labels, name=spec.name)
-    elif fmt == "xc":
-        parts = xc_repo.read_xc_files(files, name=spec.name)
-    elif fmt == "csv":
-        parts = delimited.read_delimited_files(files, task=spec.task, name=spec.name, **options)
-    elif fmt == "mldr":
-        parts = rda.read_mldr_files(files, name=spec.name)
-    else:  # pragma: no cover - resolve_dataset validates formats
-        raise ValueError(f"unknown format {fmt!r}")
-    parts = dict(zip(roles, parts))
-    if fmt == "arff-regression" and spec.task != "regression" and bins is None:
-        from dataclasses import replace
-
-        parts = {role: replace(ds, task=spec.task) for role, ds in parts.items()}
+    parts = get_format(spec.format).read(spec, paths, options, xml, beside)
+    parts = dict(zip(paths, parts))
     if bins is not None:
         from mlx.data.ordinal import bin_parts
 
-        parts = bin_parts(parts, bins, where=files[0])
+        parts = bin_parts(parts, bins, where=next(iter(paths.values())))
     return parts
 
 
@@ -294,10 +269,9 @@ def _load_parts(spec: DatasetSpec, roles, *, cache: bool) -> dict:
                 log.warning("cannot write the parsed-data cache %s: %s", npz, exc)
     if cache:
         memo_put(key, parts)
-    if spec.format == "libsvm-multilabel":           # on every load, cached or not
-        from mlx.data.libsvm import warn_if_multiclass
-
-        warn_if_multiclass(list(parts.values()), paths[roles[0]])
+    after_load = get_format(spec.format).after_load
+    if after_load is not None:                       # on every load, cached or not
+        after_load(list(parts.values()), paths[roles[0]])
     return parts
 
 

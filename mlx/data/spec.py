@@ -15,54 +15,36 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mlx.data.cache import PARSER_VERSION
+from mlx.data.formats import formats
 from mlx.data.registry import get_entry
 from mlx.errors import ConfigError, suggest
 from mlx.validation import as_bool, as_float, as_int, as_str, check_keys, shown
 
 __all__ = ["FORMATS", "FORMAT_TASKS", "FORMAT_OPTIONS", "DatasetSpec", "resolve_dataset"]
 
-#: Explicit-file formats and the task each one yields by default.
-FORMATS = {
-    "arff": "multilabel",
-    "arff-regression": "regression",
-    "libsvm-multilabel": "multilabel",
-    "libsvm-multiclass": "multiclass",
-    "xc": "multilabel",
-    "csv": "regression",
-    "mldr": "multilabel",
-}
+#: Explicit-file formats and the task each one yields by default (from the format registry,
+#: :mod:`mlx.data.formats`, like the two tables below).
+FORMATS = {f.name: f.default_task for f in formats()}
 
 #: The tasks a format can be read as (``task:`` of a file spec or registry entry); the first
 #: is the default. A multi-class LIBSVM file whose classes are integer levels can be read as an
 #: ordinal task.
-FORMAT_TASKS = {
-    "arff": ("multilabel",),
-    "arff-regression": ("regression", "ordinal"),
-    "libsvm-multilabel": ("multilabel",),
-    "libsvm-multiclass": ("multiclass", "ordinal"),
-    "xc": ("multilabel",),
-    "csv": ("regression", "ordinal", "multiclass"),
-    "mldr": ("multilabel",),
-}
+FORMAT_TASKS = {f.name: f.tasks for f in formats()}
 
 #: The options each format takes (file-spec keys, and keys of a registry entry).
 #: ``n_labels``, ``n_features`` and ``xml`` have fields of their own in :class:`DatasetSpec`;
 #: the others are kept in ``DatasetSpec.options``.
-FORMAT_OPTIONS = {
-    "arff": ("n_labels", "xml"),
-    "arff-regression": ("n_targets", "missing", "bins"),
-    "libsvm-multilabel": ("n_labels", "n_features"),
-    "libsvm-multiclass": ("n_features",),
-    "xc": (),
-    "csv": ("sep", "header", "target", "missing", "bins"),
-    "mldr": (),
-}
+FORMAT_OPTIONS = {f.name: f.options for f in formats()}
 
+#: Every option a format may take, with what it sets (for messages); a format's module names
+#: the ones it takes, and declares those that are new (``Format.new_options``).
 _OPTION_WHAT = {"n_labels": "the number of labels", "n_features": "the number of features",
                 "xml": "a Mulan XML label list", "n_targets": "the number of targets",
                 "missing": "the handling of missing values", "sep": "the separator",
                 "header": "whether there is a header line", "target": "the target column",
                 "bins": "equal-frequency binning of a real target into ordinal levels"}
+_OPTION_WHAT.update({o.name: o.what for f in formats() for o in f.new_options
+                     if o.name not in _OPTION_WHAT})
 
 
 @dataclass(frozen=True)
@@ -153,8 +135,7 @@ class DatasetSpec:
         }, sort_keys=True, separators=(",", ":"))
 
 
-_FILE_KEYS = ("name", "format", "task", "train", "test", "n_labels", "n_features", "xml",
-              "n_targets", "missing", "sep", "header", "target", "bins")
+_FILE_KEYS = ("name", "format", "task", "train", "test", *_OPTION_WHAT)
 #: Keys that may accompany ``name`` of a registered dataset: its task and target binning.
 _REGISTRY_OVERRIDES = ("task", "bins")
 _ALL_KEYS = tuple(sorted(set(_FILE_KEYS) | {"synthetic"}))
@@ -227,6 +208,8 @@ _OPTION_CHECKS = {
     "header": as_bool,
     "target": _check_target,
 }
+_OPTION_CHECKS.update({o.name: o.check for f in formats() for o in f.new_options
+                       if o.name not in _OPTION_CHECKS})
 
 
 def _check_task(value, fmt: str, path, source) -> str:
@@ -332,11 +315,15 @@ def _formats_with(opt: str) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
+#: File-name endings dropped, in this order, from a train file's name to name a file spec.
+_SUFFIXES = (".gz", *dict.fromkeys(s for f in formats() for s in f.suffixes))
+
+
 def _default_name(train: str) -> str:
     """``data/bibtex-train.arff.gz`` -> ``bibtex``; ``bibtex/train.svm`` -> ``bibtex``."""
     path = Path(train)
     name = path.name
-    for suffix in (".gz", ".arff", ".svm", ".txt", ".libsvm", ".scale", ".csv", ".rda"):
+    for suffix in _SUFFIXES:
         if name.endswith(suffix):
             name = name[: -len(suffix)]
     for sep in ("-", "_", "."):

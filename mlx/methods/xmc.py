@@ -357,15 +357,10 @@ class Omikuji(_TreeMethod):
                                else omikuji.LossType.LOG).value
         hp.linear_c = float(self.c)
         with tempfile.TemporaryDirectory(prefix="mlx-omikuji-") as tmp:
-            path = Path(tmp) / "train.txt"
-            with open(path, "w", encoding="ascii") as fh:
-                fh.write(f"{keep.size} {data.n_features} {data.n_labels}\n")
-                for i in keep:
-                    labs = ",".join(str(j) for j in P.indices[P.indptr[i]:P.indptr[i + 1]])
-                    lo, hi = Xc.indptr[i], Xc.indptr[i + 1]
-                    feats = " ".join(f"{j}:{v!r}" for j, v in
-                                     zip(Xc.indices[lo:hi].tolist(), Xc.data[lo:hi].tolist()))
-                    fh.write(f"{labs} {feats}\n")
+            from mlx.data.convert import write_xc
+            from mlx.data.dataset import Dataset
+
+            path = write_xc(Dataset(X=Xc[keep], Y=P[keep]), Path(tmp) / "train.txt")
             with _quiet():
                 model = omikuji.Model.train_on_data(str(path), hp, n_threads=int(self.n_threads))
             (Path(tmp) / "model").mkdir()

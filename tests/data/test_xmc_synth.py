@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from mlx.cli import cli
 from mlx.data import xmc_synth
 from mlx.data.xc_repo import read_xc
+from mlx.data.xmc_synth import model, resources
 from mlx.data.xmc_synth import (
     SynthTooLargeError,
     check_resources,
@@ -261,8 +262,8 @@ def test_refusal_in_memory_and_on_disk():
 
 
 def test_generate_refuses_before_generating(monkeypatch):
-    monkeypatch.setattr(xmc_synth, "available_memory", lambda: (10**6, "test"))
-    monkeypatch.setattr(xmc_synth, "_Model", None)     # generating anything would fail
+    monkeypatch.setattr(resources, "available_memory", lambda: (10**6, "test"))
+    monkeypatch.setattr(model, "_Model", None)     # generating anything would fail
     with pytest.raises(SynthTooLargeError) as exc:
         generate(synth_spec("eurlex", 0.01))
     assert str(exc.value) == (
@@ -323,7 +324,7 @@ def test_cli_synth_outside_the_data_path_prints_absolute_paths(tmp_path):
 
 
 def test_cli_synth_refuses_up_front_and_writes_nothing(monkeypatch, tmp_path):
-    monkeypatch.setattr(xmc_synth, "available_memory",
+    monkeypatch.setattr(resources, "available_memory",
                         lambda: (16 * GB, "MemAvailable in /proc/meminfo"))
     out = tmp_path / "never"
     r = invoke("datasets", "synth", "big", "--like", "wiki", "-o", str(out))
@@ -414,7 +415,7 @@ def test_config_synthetic_like_bad_values(dataset, message):
 
 
 def test_config_synthetic_too_large_is_refused_at_validate(monkeypatch):
-    monkeypatch.setattr(xmc_synth, "available_memory", lambda: (4 * GB, "test"))
+    monkeypatch.setattr(resources, "available_memory", lambda: (4 * GB, "test"))
     cfg = write_config("{synthetic: {like: nus-wide, scale: 2}}")
     for cmd in (["validate"], ["run", "-o", "out"]):
         r = invoke(*cmd, str(cfg))
@@ -514,10 +515,10 @@ def test_test_blocks_draw_their_own_rows(small):
     for like, (spec, _) in small.items():
         even = replace(spec, avg_features_test=spec.avg_features_train,
                        avg_labels_test=spec.avg_labels_train, n_test=spec.n_train)
-        model = xmc_synth._Model(even)
+        m = model._Model(even)
         for block in (0, 1):
-            tr = xmc_synth._to_csr(even, *xmc_synth._block(model, "train", block, 60))
-            te = xmc_synth._to_csr(even, *xmc_synth._block(model, "test", block, 60))
+            tr = model._to_csr(even, *model._block(m, "train", block, 60))
+            te = model._to_csr(even, *model._block(m, "test", block, 60))
             assert sum(same_csr(tr[0][i], te[0][i]) for i in range(60)) <= 3, like
-            again = xmc_synth._to_csr(even, *xmc_synth._block(model, "train", block, 60))
+            again = model._to_csr(even, *model._block(m, "train", block, 60))
             assert same_csr(tr[0], again[0]) and same_csr(tr[1], again[1])
