@@ -1,0 +1,100 @@
+"""Paired comparisons: properties the older tests left open (found by mutation testing)."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from mlx.cli import cli
+from mlx.runner.results import COLUMNS
+from mlx.tables.paired import (CSV_COLUMNS, paired_comparison, render_paired_csv,
+                               render_paired_markdown, write_paired)
+
+A = [0.281, 0.262, 0.305, 0.277, 0.290, 0.268]
+B = [0.297, 0.271, 0.309, 0.301, 0.296, 0.290]
+
+
+def row(label, rep, value, *, params, metric="error", dataset="iris"):
+    return dict(run_id="r", cell_id=f"{label}-{params}-{rep}", experiment="t", dataset=dataset,
+                method=label.lower(), label=label,
+                params=params if isinstance(params, str) else json.dumps(params),
+                rank_ratio=None, observed_ratio=1.0, repetition=rep, split="test",
+                metric=metric, value=value, status="ok", fit_seconds=1.0)
+
+
+def test_parameters_that_tell_rows_apart_are_shown_sorted_by_name():
+    # A has two settings: its parameters become a column, "name=value" sorted by name.
+    rows = []
+    for rep, (x, y) in enumerate(zip(A, B)):
+        rows += [row("A", rep, x, params={"tau": 1, "kernel": "rff"}),
+                 row("A", rep, x + 0.01, params={"tau": 2, "kernel": "rff"}),
+                 row("B", rep, y, params={"kernel": "linear"})]
+    md = render_paired_markdown(paired_comparison(pd.DataFrame(rows, columns=COLUMNS), "A", "B"))
+    assert "| dataset | metric | A params | pairs | A | B |" in md
+    assert "| iris | error | kernel=rff, tau=1 | 6 |" in md
+    assert "| iris | error | kernel=rff, tau=2 | 6 |" in md
+    assert "B params" not in md
+
+
+def test_parameters_that_are_not_a_json_mapping_are_shown_as_written():
+    rows = []
+    for rep, (x, y) in enumerate(zip(A, B)):
+        rows += [row("A", rep, x, params="[1, 2]"), row("A", rep, x, params="not json"),
+                 row("B", rep, y, params={"k": 1}), row("B", rep, y + 0.1, params={"k": 2})]
+    md = render_paired_markdown(paired_comparison(pd.DataFrame(rows, columns=COLUMNS), "A", "B"))
+    assert "| dataset | metric | A params | B params | pairs |" in md
+    assert "| iris | error | [1, 2] | k=1 | 6 |" in md
+    assert "| iris | error | not json | k=2 | 6 |" in md
+
+
+def test_file_names_keep_letters_digits_and_dots_and_replace_the_rest(tmp_path):
+    rows = []
+    for rep, (x, y) in enumerate(zip(A, B)):
+        rows += [row("leml sq/2", rep, x, params={}), row("Br-v1.0+x", rep, y, params={})]
+    cmp = paired_comparison(pd.DataFrame(rows, columns=COLUMNS), "leml sq/2", "Br-v1.0+x")
+    out = write_paired(cmp, tmp_path)
+    assert out["paths"] == {"md": tmp_path / "paired-leml_sq_2-vs-Br-v1.0+x.md",
+                            "csv": tmp_path / "paired-leml_sq_2-vs-Br-v1.0+x.csv"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "paired-leml_sq_2-vs-Br-v1.0+x.csv", "paired-leml_sq_2-vs-Br-v1.0+x.md"]
+
+
+def test_cli_names_the_files_it_wrote(tmp_path):
+    rows = []
+    for rep, (x, y) in enumerate(zip(A, B)):
+        rows += [row("a b", rep, x, params={}), row("c", rep, y, params={})]
+    res = tmp_path / "res"
+    res.mkdir()
+    pd.DataFrame(rows, columns=COLUMNS).to_csv(res / "results.csv", index=False)
+    r = CliRunner().invoke(cli, ["table", str(res), "--paired", "a b,c"], obj={})
+    assert r.exit_code == 0, r.output
+    assert (res / "paired-a_b-vs-c.md").read_text() + "\n" in r.stdout
+
+
+def test_csv_has_every_column_filled_with_its_own_value():
+    # Six repetitions of A, five of B, on three splits (repetitions r and r + 3 share one).
+    rows = []
+    for rep, (x, y) in enumerate(zip(A, B)):
+        fp = {"split_fingerprint": f"s{rep % 3}", "mask_fingerprint": "all",
+              "validation_fingerprint": None}
+        rows.append({**row("A", rep, x, params={"tau": 1}), **fp})
+        if rep < 5:
+            rows.append({**row("B", rep, y, params={"k": 2}), **fp})
+    cmp = paired_comparison(pd.DataFrame(rows), "A", "B")
+    frame = pd.read_csv(pd.io.common.StringIO(render_paired_csv(cmp)), keep_default_na=False)
+    assert list(frame.columns) == CSV_COLUMNS
+    (got,) = frame.to_dict("records")
+    assert {k: got[k] for k in ("dataset", "metric", "label_a", "label_b", "params_a",
+                                "params_b", "repetitions_a", "repetitions_b", "pairs",
+                                "draws")} == {
+        "dataset": "iris", "metric": "error", "label_a": "A", "label_b": "B",
+        "params_a": '{"tau": 1}', "params_b": '{"k": 2}', "repetitions_a": 6,
+        "repetitions_b": 5, "pairs": 5, "draws": 3}
+    assert got["mean_a"] == pytest.approx(np.mean(A[:5]))
+    assert got["mean_b"] == pytest.approx(np.mean(B[:5]))
+    assert got["mean_diff"] == pytest.approx(np.mean(A[:5]) - np.mean(B[:5]))
+    assert got["note"].startswith("paired on the 5 common repetitions (A: 6, B: 5); the 5 "
+                                  "repetitions are 3 distinct draws")
+    assert got["observed_ratio"] == 1.0 and got["rank_ratio"] == ""
