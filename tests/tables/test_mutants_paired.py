@@ -98,3 +98,50 @@ def test_csv_has_every_column_filled_with_its_own_value():
     assert got["note"].startswith("paired on the 5 common repetitions (A: 6, B: 5); the 5 "
                                   "repetitions are 3 distinct draws")
     assert got["observed_ratio"] == 1.0 and got["rank_ratio"] == ""
+
+
+def test_markdown_starts_with_a_second_level_heading_and_a_blank_line():
+    rows = [row("A", rep, x, params={}) for rep, x in enumerate(A)]
+    rows += [row("B", rep, y, params={}) for rep, y in enumerate(B)]
+    cmp = paired_comparison(pd.DataFrame(rows, columns=COLUMNS), "A", "B")
+    md = render_paired_markdown(cmp)
+    assert md.startswith("## Paired comparison: A vs B (test split)\n\n| dataset | metric |")
+    assert render_paired_markdown(cmp, heading_level=3).startswith("### Paired comparison: ")
+
+
+def test_markdown_without_a_common_setting_is_heading_and_sentence_only():
+    rows = [row("A", 0, 0.5, params={}, dataset="bibtex"), row("B", 0, 0.4, params={})]
+    cmp = paired_comparison(pd.DataFrame(rows, columns=COLUMNS), "A", "B", source="res")
+    assert render_paired_markdown(cmp) == (
+        "## Paired comparison: A vs B (test split)\n\nNo setting (dataset, params, k/L, "
+        "observed, labelled, k, metric) has test results of both A and B in res.\n")
+
+
+def test_a_difference_that_rounds_to_zero_is_printed_without_a_minus_sign():
+    rows = []
+    for rep, x in enumerate(A):
+        rows += [row("A", rep, x, params={}), row("B", rep, x + 1e-6 * (rep + 1), params={})]
+    md = render_paired_markdown(paired_comparison(pd.DataFrame(rows, columns=COLUMNS), "A", "B"))
+    assert f"| {np.mean(A):.4f} | {np.mean(A) + 3.5e-6:.4f} | +0.0000 |" in md
+    assert "-0.0000" not in md
+
+
+def ranked(label, rep, value, *, rank_ratio, rank):
+    return {**row(label, rep, value, params={}), "rank_ratio": rank_ratio, "rank": rank}
+
+
+def test_k_is_a_column_for_absolute_ranks_only():
+    # k/L with its k (e.g. 20% of 25 labels = 5): k follows from k/L and is not shown.
+    rows = []
+    for rep, (x, y) in enumerate(zip(A, B)):
+        for rr, k in ((0.2, 5), (0.4, 10)):
+            rows += [ranked("A", rep, x + rr, rank_ratio=rr, rank=k),
+                     ranked("B", rep, y, rank_ratio=rr, rank=k)]
+    md = render_paired_markdown(paired_comparison(pd.DataFrame(rows), "A", "B"))
+    assert "| dataset | k/L | metric | pairs |" in md
+    assert "| iris | 20% | error | 6 |" in md and "| iris | 40% | error | 6 |" in md
+    # Absolute ranks: k is the column.
+    rows = [{**r, "rank_ratio": None} for r in rows]
+    md = render_paired_markdown(paired_comparison(pd.DataFrame(rows), "A", "B"))
+    assert "| dataset | k | metric | pairs |" in md
+    assert "| iris | 5 | error | 6 |" in md and "| iris | 10 | error | 6 |" in md
