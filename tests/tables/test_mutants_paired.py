@@ -24,6 +24,11 @@ def row(label, rep, value, *, params, metric="error", dataset="iris"):
                 metric=metric, value=value, status="ok", fit_seconds=1.0)
 
 
+def separator(left: int) -> str:
+    """The alignment row: the setting columns left, the six figures right, the note left."""
+    return "\n|" + "|".join(["---"] * left + ["---:"] * 6 + ["---"]) + "|\n"
+
+
 def test_parameters_that_tell_rows_apart_are_shown_sorted_by_name():
     # A has two settings: its parameters become a column, "name=value" sorted by name.
     rows = []
@@ -33,6 +38,7 @@ def test_parameters_that_tell_rows_apart_are_shown_sorted_by_name():
                  row("B", rep, y, params={"kernel": "linear"})]
     md = render_paired_markdown(paired_comparison(pd.DataFrame(rows, columns=COLUMNS), "A", "B"))
     assert "| dataset | metric | A params | pairs | A | B |" in md
+    assert separator(3) in md
     assert "| iris | error | kernel=rff, tau=1 | 6 |" in md
     assert "| iris | error | kernel=rff, tau=2 | 6 |" in md
     assert "B params" not in md
@@ -45,6 +51,7 @@ def test_parameters_that_are_not_a_json_mapping_are_shown_as_written():
                  row("B", rep, y, params={"k": 1}), row("B", rep, y + 0.1, params={"k": 2})]
     md = render_paired_markdown(paired_comparison(pd.DataFrame(rows, columns=COLUMNS), "A", "B"))
     assert "| dataset | metric | A params | B params | pairs |" in md
+    assert separator(4) in md
     assert "| iris | error | [1, 2] | k=1 | 6 |" in md
     assert "| iris | error | not json | k=2 | 6 |" in md
 
@@ -139,6 +146,7 @@ def test_k_is_a_column_for_absolute_ranks_only():
                      ranked("B", rep, y, rank_ratio=rr, rank=k)]
     md = render_paired_markdown(paired_comparison(pd.DataFrame(rows), "A", "B"))
     assert "| dataset | k/L | metric | pairs |" in md
+    assert separator(3) in md
     assert "| iris | 20% | error | 6 |" in md and "| iris | 40% | error | 6 |" in md
     # Absolute ranks: k is the column.
     rows = [{**r, "rank_ratio": None} for r in rows]
