@@ -1,0 +1,108 @@
+"""The constant baseline, feature scaling and the settled-objective test: the properties their
+docstrings state, on values where a changed comparison or constant shows (found by mutation
+testing)."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from mlx.methods._scale import apply_scale, fit_scale
+from mlx.methods._status import SETTLED_RTOL, settled
+from mlx.methods.constant import Constant
+
+
+# ----------------------------------------------------------------------------- settled
+def test_settled_compares_the_last_change_with_rtol_of_the_previous_value():
+    assert SETTLED_RTOL == 1e-3
+    assert settled([5.0, 1000.0, 1001.0])            # |1| <= 1e-3 * 1000: at the bound
+    assert settled([1000.0, 999.0])                  # relative to the previous value (1000),
+    assert not settled([999.0, 1000.0])              # not to the last: 1 > 0.999
+    assert not settled([1000.0, 1001.0 + 1e-9])
+    assert settled([-1000.0, -1001.0])               # the size of the previous value counts
+    assert settled([3.0, 3.0]) and settled([0.0, 0.0])
+    assert settled([10.0, 10.5], rtol=0.05) and not settled([10.0, 10.5], rtol=0.049)
+
+
+def test_settled_needs_two_finite_passes():
+    assert not settled([])
+    assert not settled([2.0])
+    assert not settled([np.inf, np.inf])
+    assert not settled([1.0, np.nan]) and not settled([np.nan, 1.0])
+    assert not settled([1.0, -np.inf])
+
+
+# ----------------------------------------------------------------------------- scaling
+def test_features_within_one_are_left_alone():
+    X = np.array([[1.0, -1.0], [0.5, 0.0]])        # largest absolute value exactly 1
+    assert fit_scale(X, "auto", "WSABIE") == (None, "")
+    assert fit_scale(sp.csr_matrix(X), "auto", "WSABIE") == (None, "")
+    assert fit_scale(np.zeros((0, 3)), "auto", "WSABIE") == (None, "")
+    assert apply_scale(X, None) is X
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_each_feature_is_divided_by_its_largest_absolute_value(sparse):
+    X = np.array([[4.0, 0.0, -0.5, 0.0], [-8.0, 2.0, 0.25, 0.0]])
+    factors, note = fit_scale(sp.csr_matrix(X) if sparse else X, "auto", "LSVV")
+    np.testing.assert_array_equal(factors, [1 / 8, 1 / 2, 1 / 0.5, 1.0])   # all-zero: 1
+    assert note == ("LSVV: features scaled by their largest absolute training value (largest "
+                    "8; the method assumes features in [-1, 1]); set preprocess: [minmax] to "
+                    "choose the scaling, or scale_features: none")
+    scaled = apply_scale(sp.csr_matrix(X) if sparse else X, factors)
+    assert sp.issparse(scaled) == sparse
+    if sparse:
+        assert scaled.format == "csr" and scaled.nnz == 5
+        scaled = scaled.toarray()
+    np.testing.assert_array_equal(scaled, [[0.5, 0.0, -1.0, 0.0], [-1.0, 1.0, 0.5, 0.0]])
+    # New rows are scaled by the training factors, whatever their own range.
+    np.testing.assert_array_equal(apply_scale(np.array([[16.0, 4.0, 1.0, 7.0]]), factors),
+                                  [[2.0, 2.0, 2.0, 7.0]])
+
+
+def test_scale_features_none_leaves_large_features_alone():
+    assert fit_scale(np.array([[300.0, -2.0]]), "none", "WSABIE") == (None, "")
+
+
+# ----------------------------------------------------------------------------- constant
+X3 = sp.csr_matrix(np.eye(4, 3))
+
+
+def test_multilabel_constant_scores_observed_frequencies_and_predicts_nothing():
+    Y = sp.csr_matrix(np.array([[1, 0, 1, 0], [1, 1, 0, 0], [0, 0, 1, 0], [1, 0, 0, 0]]))
+    m = Constant(task="multilabel").fit(X3, Y)
+    assert m.threshold == 1.0
+    np.testing.assert_array_equal(m.decision_function(X3[:2]),
+                                  [[0.75, 0.25, 0.5, 0.0], [0.75, 0.25, 0.5, 0.0]])
+    assert not m.predict(X3).any()
+    # Under a mask: positives over observed entries; a label never observed scores 0.
+    observed = sp.csr_matrix(np.array([[1, 1, 1, 0], [1, 0, 0, 0], [0, 0, 1, 0],
+                                       [0, 1, 1, 0]]))
+    m = Constant(task="multilabel").fit(X3, Y.multiply(observed).tocsr(), observed=observed)
+    np.testing.assert_array_equal(m.decision_function(X3[:1]), [[1.0, 0.0, 2 / 3, 0.0]])
+
+
+def test_multiclass_constant_predicts_the_majority_and_the_lower_class_among_ties():
+    m = Constant(task="multiclass").fit(X3, np.array([2, 1, 2, 0]))
+    np.testing.assert_array_equal(m.decision_function(X3[:1]), [[0.25, 0.25, 0.5]])
+    np.testing.assert_array_equal(m.predict(X3), [2, 2, 2, 2])
+    m = Constant(task="multiclass").fit(X3, np.array([2, 1, 2, 1]))
+    np.testing.assert_array_equal(m.predict(X3[:1]), [1])
+
+
+def test_regression_constant_is_the_training_mean_of_each_target():
+    Y = np.array([[1.0, -2.0], [2.0, 0.0], [6.0, 5.0], [3.0, 1.0]])
+    m = Constant(task="regression").fit(X3, Y)
+    np.testing.assert_array_equal(m.decision_function(X3[:3]), [[3.0, 1.0]] * 3)
+
+
+def test_ordinal_constant_is_the_lower_median_level():
+    m = Constant(task="ordinal").fit(X3, np.array([4.0, 1.0, 3.0, 2.0]))
+    np.testing.assert_array_equal(m.predict(X3[:2]), [2.0, 2.0])      # not 2.5, not 3
+    m = Constant(task="ordinal").fit(X3[:3], np.array([5.0, 1.0, 3.0]))
+    np.testing.assert_array_equal(m.predict(X3[:1]), [3.0])
+
+
+def test_constant_checks_the_number_of_features_of_new_rows():
+    m = Constant(task="regression").fit(X3, np.array([1.0, 2.0, 3.0, 4.0]))
+    with pytest.raises(ValueError, match="3 features"):
+        m.decision_function(sp.csr_matrix(np.ones((2, 5))))
