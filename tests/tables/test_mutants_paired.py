@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from scipy import stats
 
 from mlx.cli import cli
 from mlx.runner.results import COLUMNS
@@ -153,3 +154,25 @@ def test_k_is_a_column_for_absolute_ranks_only():
     md = render_paired_markdown(paired_comparison(pd.DataFrame(rows), "A", "B"))
     assert "| dataset | k | metric | pairs |" in md
     assert "| iris | 5 | error | 6 |" in md and "| iris | 10 | error | 6 |" in md
+
+
+def test_settings_without_common_repetitions_have_zero_pairs_and_zero_draws():
+    rows = [row("A", 0, 0.5, params={}), row("B", 1, 0.4, params={})]
+    cmp = paired_comparison(pd.DataFrame(rows, columns=COLUMNS), "A", "B")
+    (r,) = cmp.rows
+    assert (r.pairs, r.draws, r.mean_diff, r.t_pvalue) == (0, 0, None, None)
+    frame = pd.read_csv(pd.io.common.StringIO(render_paired_csv(cmp)))
+    assert frame[["pairs", "draws"]].values.tolist() == [[0, 0]]
+
+
+def test_small_pvalues_are_printed_in_lower_case_exponent_form_before_the_legend():
+    # 20 positive differences of distinct size: exact Wilcoxon p = 2 / 2^20.
+    x = [0.5 + i / 100 for i in range(20)]
+    y = [v - 0.1 - i / 1000 for i, v in enumerate(x)]
+    rows = [row("A", rep, v, params={}) for rep, v in enumerate(x)]
+    rows += [row("B", rep, v, params={}) for rep, v in enumerate(y)]
+    md = render_paired_markdown(paired_comparison(pd.DataFrame(rows, columns=COLUMNS), "A", "B"))
+    t, w = stats.ttest_rel(x, y).pvalue, stats.wilcoxon(x, y).pvalue
+    assert w == pytest.approx(2 / 2 ** 20)
+    assert f"| {t:.3g} | {w:.3g} |  |\n\nPairs: repetitions" in md
+    assert "e-" in f"{t:.3g}" and "1.91e-06" == f"{w:.3g}"
