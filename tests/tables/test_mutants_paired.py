@@ -9,6 +9,7 @@ from click.testing import CliRunner
 from scipy import stats
 
 from mlx.cli import cli
+from mlx.errors import UnknownNameError
 from mlx.runner.results import COLUMNS
 from mlx.tables.paired import (CSV_COLUMNS, paired_comparison, render_paired_csv,
                                render_paired_markdown, write_paired)
@@ -176,3 +177,37 @@ def test_small_pvalues_are_printed_in_lower_case_exponent_form_before_the_legend
     assert w == pytest.approx(2 / 2 ** 20)
     assert f"| {t:.3g} | {w:.3g} |  |\n\nPairs: repetitions" in md
     assert "e-" in f"{t:.3g}" and "1.91e-06" == f"{w:.3g}"
+
+
+def test_a_row_axes_hold_the_numeric_setting_axes_only():
+    rows = [row("A", rep, x, params={}) for rep, x in enumerate(A)]
+    rows += [row("B", rep, y, params={}) for rep, y in enumerate(B)]
+    (r,) = paired_comparison(pd.DataFrame(rows, columns=COLUMNS), "A", "B").rows
+    assert r.axes == {"rank_ratio": None, "observed_ratio": 1.0, "labelled_ratio": None,
+                      "rank": None}         # results.csv columns left empty: None
+
+
+def test_axes_missing_from_an_older_results_file_take_their_defaults():
+    rows = [row("A", rep, x, params={}) for rep, x in enumerate(A)]
+    rows += [row("B", rep, y, params={}) for rep, y in enumerate(B)]
+    frame = pd.DataFrame(rows).drop(columns=["observed_ratio", "rank_ratio"])
+    assert "labelled_ratio" not in frame and "rank" not in frame
+    cmp = paired_comparison(frame, "A", "B")
+    assert cmp.rows[0].axes == {"rank_ratio": None, "observed_ratio": 1.0,
+                                "labelled_ratio": 1.0, "rank": None}
+    got = pd.read_csv(pd.io.common.StringIO(render_paired_csv(cmp)))
+    assert got[["observed_ratio", "labelled_ratio"]].values.tolist() == [[1.0, 1.0]]
+
+
+def test_rows_without_a_label_or_parameters_are_read_as_empty_text():
+    rows = [row("A", rep, x, params={}) for rep, x in enumerate(A)]
+    rows += [row("B", rep, y, params={}) for rep, y in enumerate(B)]
+    rows += [{**row("X", 0, None, params={}), "label": None, "metric": None, "status": "failed"}]
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    frame.loc[frame["label"] == "B", "params"] = None
+    with pytest.raises(UnknownNameError) as exc:
+        paired_comparison(frame, "A", "C")
+    assert str(exc.value) == ("results: --paired: unknown method label 'C'. Available method "
+                              "labels: A, B")
+    (r,) = paired_comparison(frame, "A", "B").rows
+    assert (r.params_a, r.params_b) == ("{}", "")
