@@ -211,3 +211,28 @@ def test_rows_without_a_label_or_parameters_are_read_as_empty_text():
                               "labels: A, B")
     (r,) = paired_comparison(frame, "A", "B").rows
     assert (r.params_a, r.params_b) == ("{}", "")
+
+
+def test_ratios_equal_up_to_float_noise_are_one_setting():
+    rows = [{**row("A", rep, x, params={}), "rank_ratio": 0.1 + 0.2} for rep, x in enumerate(A)]
+    rows += [{**row("B", rep, y, params={}), "rank_ratio": 0.3} for rep, y in enumerate(B)]
+    (r,) = paired_comparison(pd.DataFrame(rows, columns=COLUMNS), "A", "B").rows
+    assert (r.pairs, r.axes["rank_ratio"]) == (6, 0.3)
+
+
+def test_values_and_axes_given_as_text_are_read_as_numbers():
+    # As a results.csv read without types: empty text for an axis a method does not have.
+    rows = [{**row("A", rep, str(x), params={}), "rank_ratio": "0.5"} for rep, x in enumerate(A)]
+    rows += [{**row("B", rep, str(y), params={}), "rank_ratio": ""} for rep, y in enumerate(B)]
+    rows += [{**row("B", 9, "", params={}), "status": "failed"}]
+    (r,) = paired_comparison(pd.DataFrame(rows, columns=COLUMNS).astype(str), "A", "B").rows
+    assert (r.pairs, r.axes["rank_ratio"], r.repetitions_b) == (6, 0.5, 6)
+    assert r.mean_diff == pytest.approx(np.mean(A) - np.mean(B))
+
+
+def test_a_test_value_without_a_metric_is_not_a_setting():
+    rows = [row("A", rep, x, params={}) for rep, x in enumerate(A)]
+    rows += [row("B", rep, y, params={}) for rep, y in enumerate(B)]
+    rows += [row("A", 0, 0.1, params={}, metric=""), row("B", 0, 0.2, params={}, metric="")]
+    cmp = paired_comparison(pd.DataFrame(rows, columns=COLUMNS), "A", "B")
+    assert [r.metric for r in cmp.rows] == ["error"]
