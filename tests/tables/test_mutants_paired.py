@@ -236,3 +236,28 @@ def test_a_test_value_without_a_metric_is_not_a_setting():
     rows += [row("A", 0, 0.1, params={}, metric=""), row("B", 0, 0.2, params={}, metric="")]
     cmp = paired_comparison(pd.DataFrame(rows, columns=COLUMNS), "A", "B")
     assert [r.metric for r in cmp.rows] == ["error"]
+
+
+def test_a_rankless_first_method_takes_the_rank_of_the_second():
+    rows = []
+    for rep, (x, y) in enumerate(zip(A, B)):
+        rows.append(row("BR", rep, x, params={}))
+        rows += [{**row("LEML", rep, y + rr, params={}), "rank_ratio": rr} for rr in (0.4, 0.2)]
+    cmp = paired_comparison(pd.DataFrame(rows, columns=COLUMNS), "BR", "LEML")
+    assert [(r.axes["rank_ratio"], r.pairs) for r in cmp.rows] == [(0.2, 6), (0.4, 6)]
+    md = render_paired_markdown(cmp)
+    assert "| iris | 20% | error | 6 |" in md and "| iris | 40% | error | 6 |" in md
+
+
+def test_rows_are_ordered_by_observed_labelled_and_rank_ratio_with_none_last():
+    rows = []
+    for rep, (x, y) in enumerate(zip(A, B)):
+        for obs in (1.0, 0.2):
+            for lab in (1.0, 0.5):
+                for rr in (None, 0.4, 0.2):
+                    setting = {"observed_ratio": obs, "labelled_ratio": lab, "rank_ratio": rr}
+                    rows += [{**row("A", rep, x, params={"rr": rr}), **setting},
+                             {**row("B", rep, y, params={}), **setting, "rank_ratio": None}]
+    cmp = paired_comparison(pd.DataFrame(rows, columns=COLUMNS), "A", "B")
+    assert [(r.observed_ratio, r.axes["labelled_ratio"], r.rank_ratio) for r in cmp.rows] == [
+        (obs, lab, rr) for obs in (0.2, 1.0) for lab in (0.5, 1.0) for rr in (0.2, 0.4, None)]
