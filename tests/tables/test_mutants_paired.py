@@ -11,8 +11,8 @@ from scipy import stats
 from mlx.cli import cli
 from mlx.errors import UnknownNameError
 from mlx.runner.results import COLUMNS
-from mlx.tables.paired import (CSV_COLUMNS, paired_comparison, render_paired_csv,
-                               render_paired_markdown, write_paired)
+from mlx.tables.paired import (CSV_COLUMNS, draw_pvalues, paired_comparison, paired_pvalues,
+                               render_paired_csv, render_paired_markdown, write_paired)
 
 A = [0.281, 0.262, 0.305, 0.277, 0.290, 0.268]
 B = [0.297, 0.271, 0.309, 0.301, 0.296, 0.290]
@@ -261,3 +261,30 @@ def test_rows_are_ordered_by_observed_labelled_and_rank_ratio_with_none_last():
     cmp = paired_comparison(pd.DataFrame(rows, columns=COLUMNS), "A", "B")
     assert [(r.observed_ratio, r.axes["labelled_ratio"], r.rank_ratio) for r in cmp.rows] == [
         (obs, lab, rr) for obs in (0.2, 1.0) for lab in (0.5, 1.0) for rr in (0.2, 0.4, None)]
+
+
+def test_two_pairs_are_enough_for_both_tests():
+    t, w, note = paired_pvalues([0.5, 0.7], [0.4, 0.5])
+    assert (t, w, note) == (stats.ttest_rel([0.5, 0.7], [0.4, 0.5]).pvalue,
+                            stats.wilcoxon([0.5, 0.7], [0.4, 0.5]).pvalue, "")
+    assert 0 < t < 1 and w == 0.5
+
+
+def test_a_pvalue_scipy_cannot_compute_is_none():
+    t, w, note = paired_pvalues([np.inf, 1.0, 2.0], [0.0, 0.0, 0.0])
+    assert (t, w, note) == (None, 0.25, "")
+
+
+def test_two_distinct_draws_are_tested_and_their_notes_kept():
+    xa, xb = [0.5, 0.7, 0.52, 0.66], [0.4, 0.5, 0.44, 0.52]
+    draws = [(("s0",), ("s0",)), (("s1",), ("s1",))] * 2
+    t, w, n, notes = draw_pvalues(xa, xb, draws)
+    ya, yb = [0.51, 0.68], [0.42, 0.51]
+    assert n == 2 and t == pytest.approx(stats.ttest_rel(ya, yb).pvalue, rel=1e-12)
+    assert w == stats.wilcoxon(ya, yb).pvalue
+    assert notes == ["the 4 repetitions are 2 distinct draws (same split, label mask and "
+                     "validation rows): tested on 2"]
+    # Equal means per draw: the all-zero note follows the draws note.
+    t, w, n, notes = draw_pvalues([0.5, 0.7, 0.5, 0.7], [0.5, 0.7, 0.5, 0.7], draws)
+    assert (t, w, n) == (1.0, 1.0, 2)
+    assert notes[1:] == ["all differences zero: p = 1"]
