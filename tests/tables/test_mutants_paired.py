@@ -288,3 +288,30 @@ def test_two_distinct_draws_are_tested_and_their_notes_kept():
     t, w, n, notes = draw_pvalues([0.5, 0.7, 0.5, 0.7], [0.5, 0.7, 0.5, 0.7], draws)
     assert (t, w, n) == (1.0, 1.0, 2)
     assert notes[1:] == ["all differences zero: p = 1"]
+
+
+def test_csv_text_has_ten_significant_digits_and_a_header_even_without_rows():
+    x = [0.5 + i / 100 for i in range(20)]
+    y = [v - 0.1 - i / 1000 for i, v in enumerate(x)]
+    rows = [row("A", rep, v, params={}) for rep, v in enumerate(x)]
+    rows += [row("B", rep, v, params={}) for rep, v in enumerate(y)]
+    text = render_paired_csv(paired_comparison(pd.DataFrame(rows, columns=COLUMNS), "A", "B"))
+    header, line = text.splitlines()
+    assert header == ",".join(CSV_COLUMNS)
+    w = stats.wilcoxon(x, y).pvalue
+    assert f",20,20,{np.mean(x):.10g},{np.mean(y):.10g},{np.mean(x) - np.mean(y):.10g}," in line
+    assert line.endswith(f",{w:.10g},") and "e-06" in f"{w:.10g}"
+    only = [row("A", 0, 0.5, params={}, dataset="bibtex"), row("B", 0, 0.4, params={})]
+    empty = paired_comparison(pd.DataFrame(only, columns=COLUMNS), "A", "B")
+    assert empty.rows == []
+    assert render_paired_csv(empty) == ",".join(CSV_COLUMNS) + "\n"
+
+
+def test_rows_are_ordered_by_absolute_rank():
+    rows = []
+    for rep, (x, y) in enumerate(zip(A, B)):
+        for k in (10, 5, 20):
+            rows += [{**row("A", rep, x, params={}), "rank": k},
+                     {**row("B", rep, y, params={}), "rank": k}]
+    cmp = paired_comparison(pd.DataFrame(rows, columns=COLUMNS), "A", "B")
+    assert [r.axes["rank"] for r in cmp.rows] == [5, 10, 20]
