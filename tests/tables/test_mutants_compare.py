@@ -24,3 +24,16 @@ def test_rows_without_a_label_do_not_stop_the_matching():
     series, unmatched = auto_series(frame, "leml")
     assert [(s.name, s.paper) for s in series] == [("LEML-SQ", {"method": "LEML", "loss": "SQ"})]
     assert unmatched == []
+
+
+def test_a_label_the_paper_does_not_name_is_matched_by_method_and_published_loss_only():
+    frame = pd.DataFrame([
+        row("run-a", "wsabie", None, 0.2, "p@1", 0.5),          # WSABIE: one loss, none given
+        row("run-b", "wsabie", "squared", 0.2, "p@1", 0.5),     # a loss WSABIE is not shown with
+        row("run-c", "leml", "logistic", 0.2, "p@1", 0.5),
+        row("run-d", "leml", None, 0.2, "p@1", 0.5),            # LEML has three losses
+    ], columns=COLUMNS)
+    series, unmatched = auto_series(frame, "leml")
+    assert [(s.name, s.paper) for s in series] == [
+        ("run-a", {"method": "WSABIE"}), ("run-c", {"method": "LEML", "loss": "LR"})]
+    assert unmatched == ["run-b", "run-d"]
