@@ -3,9 +3,11 @@
 import json
 
 import pandas as pd
+import pytest
 
+from mlx.errors import ConfigError
 from mlx.runner.results import COLUMNS
-from mlx.tables.compare import auto_series
+from mlx.tables.compare import auto_series, compare_spec
 
 
 def row(label, method, loss, rank_ratio, metric, value, *, observed=1.0, rep=0,
@@ -37,3 +39,12 @@ def test_a_label_the_paper_does_not_name_is_matched_by_method_and_published_loss
     assert [(s.name, s.paper) for s in series] == [
         ("run-a", {"method": "WSABIE"}), ("run-c", {"method": "LEML", "loss": "LR"})]
     assert unmatched == ["run-b", "run-d"]
+
+
+def test_a_dataset_missing_from_two_chosen_tables_names_both():
+    frame = pd.DataFrame([row("LEML-SQ", "leml", "squared", 0.2, "p@1", 0.6,
+                              dataset="delicious")], columns=COLUMNS)
+    with pytest.raises(ConfigError) as exc:
+        compare_spec(frame, "leml", tables=["5", "11"], source="res")
+    assert str(exc.value) == ("res: the leml paper has no rows for dataset 'delicious' "
+                                     "in tables 5, 11 (it reports: bibtex, autofood, compphys); nothing to compare")
