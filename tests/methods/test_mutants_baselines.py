@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from mlx.methods._auto import AutoChoice, log_grid
 from mlx.methods._scale import apply_scale, fit_scale
 from mlx.methods._status import SETTLED_RTOL, settled
 from mlx.methods.constant import Constant
@@ -74,11 +75,12 @@ def test_multilabel_constant_scores_observed_frequencies_and_predicts_nothing():
     np.testing.assert_array_equal(m.decision_function(X3[:2]),
                                   [[0.75, 0.25, 0.5, 0.0], [0.75, 0.25, 0.5, 0.0]])
     assert not m.predict(X3).any()
-    # Under a mask: positives over observed entries; a label never observed scores 0.
-    observed = sp.csr_matrix(np.array([[1, 1, 1, 0], [1, 0, 0, 0], [0, 0, 1, 0],
-                                       [0, 1, 1, 0]]))
+    # Under a mask: positives over observed entries (label 1 is observed once, a
+    # positive); a label never observed scores 0.
+    observed = sp.csr_matrix(np.array([[1, 0, 1, 0], [1, 1, 0, 0], [0, 0, 1, 0],
+                                       [0, 0, 1, 0]]))
     m = Constant(task="multilabel").fit(X3, Y.multiply(observed).tocsr(), observed=observed)
-    np.testing.assert_array_equal(m.decision_function(X3[:1]), [[1.0, 0.0, 2 / 3, 0.0]])
+    np.testing.assert_array_equal(m.decision_function(X3[:1]), [[1.0, 1.0, 2 / 3, 0.0]])
 
 
 def test_multiclass_constant_predicts_the_majority_and_the_lower_class_among_ties():
@@ -97,12 +99,50 @@ def test_regression_constant_is_the_training_mean_of_each_target():
 
 def test_ordinal_constant_is_the_lower_median_level():
     m = Constant(task="ordinal").fit(X3, np.array([4.0, 1.0, 3.0, 2.0]))
-    np.testing.assert_array_equal(m.predict(X3[:2]), [2.0, 2.0])      # not 2.5, not 3
+    np.testing.assert_array_equal(m.decision_function(X3[:1]), [2.0])   # not 2.5, not 3
+    np.testing.assert_array_equal(m.predict(X3[:2]), [2.0, 2.0])
+    # One level per target column.
+    T = np.array([[4.0, 1.0], [1.0, 1.0], [3.0, 5.0], [2.0, 5.0]])
+    np.testing.assert_array_equal(Constant(task="ordinal").fit(X3, T).decision_function(X3[:1]),
+                                  [[2.0, 1.0]])
     m = Constant(task="ordinal").fit(X3[:3], np.array([5.0, 1.0, 3.0]))
     np.testing.assert_array_equal(m.predict(X3[:1]), [3.0])
 
 
 def test_constant_checks_the_number_of_features_of_new_rows():
     m = Constant(task="regression").fit(X3, np.array([1.0, 2.0, 3.0, 4.0]))
-    with pytest.raises(ValueError, match="3 features"):
+    with pytest.raises(ValueError, match="^Constant: X has 5 features, but Constant is "
+                                         "expecting 3 features"):
         m.decision_function(sp.csr_matrix(np.ones((2, 5))))
+
+
+def test_value_constant_from_one_row_and_its_input_errors():
+    m = Constant(task="regression").fit(X3[:1], np.array([[2.5, -1.0]]))
+    np.testing.assert_array_equal(m.decision_function(X3), [[2.5, -1.0]] * 4)
+    with pytest.raises(ValueError) as exc:
+        Constant(task="regression").fit(X3, np.ones((3, 1)))
+    assert str(exc.value) == ("Constant: X has 4 rows but Y has shape (3, 1); Y must be "
+                              "(n_samples, n_targets)")
+    with pytest.raises(ValueError) as exc:
+        Constant(task="ordinal").fit(X3, np.array([[1.0], [np.nan], [2.0], [3.0]]))
+    assert str(exc.value) == "Constant: Y contains NaN or infinity"
+    bad = X3.toarray()
+    bad[1, 2] = np.inf
+    with pytest.raises(ValueError) as exc:
+        Constant(task="regression").fit(bad, np.ones((4, 1)))
+    assert str(exc.value).startswith("Constant: X contains NaN or infinity")
+
+
+# ----------------------------------------------------------------------------- auto notes
+def test_an_auto_note_names_the_end_of_the_grid_it_hit():
+    grid = tuple(log_grid(1.0, 2))
+    assert grid == (0.01, 0.1, 1.0, 10.0, 100.0)
+    scores = (0.1, 0.2, 0.3, 0.2, 0.1)
+    assert AutoChoice("C", 1.0, "holdout", grid, scores).note() == ""
+    assert AutoChoice("C", 0.1, "holdout", grid, scores).note() == ""
+    assert AutoChoice("C", 0.01, "holdout", grid, scores).note() == (
+        "C=auto chose 0.01, the smallest value at the end of its auto path (holdout, "
+        "0.01..100); set C or select it over a wider list")
+    assert AutoChoice("C", 100.0, "gcv", grid, scores).note() == (
+        "C=auto chose 100, the largest value at the end of its auto path (gcv, 0.01..100); "
+        "set C or select it over a wider list")
