@@ -64,6 +64,13 @@ def test_scale_features_none_leaves_large_features_alone():
     assert fit_scale(np.array([[300.0, -2.0]]), "none", "WSABIE") == (None, "")
 
 
+def test_one_training_row_is_enough_to_scale():
+    factors, note = fit_scale(np.array([[300.0, -2.0]]), "auto", "WSABIE")
+    np.testing.assert_array_equal(factors, [1 / 300, 1 / 2])
+    assert note.startswith("WSABIE: features scaled by their largest absolute training value "
+                           "(largest 300;")
+
+
 # ----------------------------------------------------------------------------- constant
 X3 = sp.csr_matrix(np.eye(4, 3))
 
