@@ -64,6 +64,12 @@ def test_scale_features_none_leaves_large_features_alone():
     assert fit_scale(np.array([[300.0, -2.0]]), "none", "WSABIE") == (None, "")
 
 
+def test_one_feature_slightly_above_one_is_scaled():
+    factors, note = fit_scale(np.array([[1.5], [-0.75]]), "auto", "WSABIE")
+    np.testing.assert_array_equal(factors, [1 / 1.5])
+    assert "(largest 1.5;" in note
+
+
 def test_one_training_row_is_enough_to_scale():
     factors, note = fit_scale(np.array([[300.0, -2.0]]), "auto", "WSABIE")
     np.testing.assert_array_equal(factors, [1 / 300, 1 / 2])
