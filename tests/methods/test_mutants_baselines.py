@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from mlx.methods._auto import AutoChoice, log_grid
+from mlx.methods._auto import AutoChoice, log_grid, validation_score
 from mlx.methods._scale import apply_scale, fit_scale
 from mlx.methods._status import SETTLED_RTOL, settled
 from mlx.methods.constant import Constant
@@ -159,3 +159,30 @@ def test_an_auto_note_names_the_end_of_the_grid_it_hit():
     assert AutoChoice("C", 100.0, "gcv", grid, scores).note() == (
         "C=auto chose 100, the largest value at the end of its auto path (gcv, 0.01..100); "
         "set C or select it over a wider list")
+
+
+class _Scores:
+    """A fitted model's scores, fixed (validation_score only asks for them)."""
+
+    def __init__(self, scores):
+        self.scores = np.asarray(scores, dtype=float)
+
+    def _decision_function(self, X):
+        return np.tile(self.scores, (X.shape[0], 1))
+
+
+@pytest.mark.parametrize("task", ["regression", "ordinal"])
+def test_holdout_score_of_values_is_minus_their_mean_squared_error(task):
+    X = sp.csr_matrix(np.ones((2, 3)))
+    assert validation_score(_Scores([3.0, 0.0]), X, np.array([[1, 0], [5, 2]]), task) == -3.0
+    assert validation_score(_Scores([3.0, 0.0]), X, sp.csr_matrix([[1.0, 0], [5, 2]]),
+                            task) == -3.0
+
+
+def test_holdout_score_of_labels_is_the_mean_of_p_at_1_and_auc():
+    # Every row ranks label 0 over 1 over 2; one positive per row: P@1 = 1/3, AUC = 1/2
+    # (per row: 1, 1/2, 0; per label: ties, 1/2).
+    Y = sp.csr_matrix(np.eye(3))
+    score = validation_score(_Scores([0.9, 0.5, 0.1]), sp.csr_matrix(np.ones((3, 2))), Y,
+                             "multilabel")
+    assert score == pytest.approx((1 / 3 + 1 / 2) / 2)
