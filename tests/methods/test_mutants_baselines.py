@@ -186,3 +186,12 @@ def test_holdout_score_of_labels_is_the_mean_of_p_at_1_and_auc():
     score = validation_score(_Scores([0.9, 0.5, 0.1]), sp.csr_matrix(np.ones((3, 2))), Y,
                              "multilabel")
     assert score == pytest.approx((1 / 3 + 1 / 2) / 2)
+
+
+def test_holdout_score_of_one_target_pairs_each_row_with_its_own_value():
+    class OneColumn:                            # scores one target as a flat array
+        def _decision_function(self, X):
+            return np.array([2.0, 4.0])
+
+    X = sp.csr_matrix(np.ones((2, 3)))
+    assert validation_score(OneColumn(), X, np.array([[1.0], [5.0]]), "regression") == -1.0
