@@ -30,6 +30,7 @@ def test_settled_needs_two_finite_passes():
     assert not settled([np.inf, np.inf])
     assert not settled([1.0, np.nan]) and not settled([np.nan, 1.0])
     assert not settled([1.0, -np.inf])
+    assert not settled([np.inf, 1.0])                # |1 - inf| <= 1e-3 * inf, yet unsettled
 
 
 # ----------------------------------------------------------------------------- scaling
@@ -135,6 +136,10 @@ def test_value_constant_from_one_row_and_its_input_errors():
     with pytest.raises(ValueError) as exc:
         Constant(task="regression").fit(X3, np.ones((3, 1)))
     assert str(exc.value) == ("Constant: X has 4 rows but Y has shape (3, 1); Y must be "
+                              "(n_samples, n_targets)")
+    with pytest.raises(ValueError) as exc:
+        Constant(task="regression").fit(np.zeros((0, 3)), np.zeros((0, 1)))
+    assert str(exc.value) == ("Constant: X has 0 rows but Y has shape (0, 1); Y must be "
                               "(n_samples, n_targets)")
     with pytest.raises(ValueError) as exc:
         Constant(task="ordinal").fit(X3, np.array([[1.0], [np.nan], [2.0], [3.0]]))
