@@ -1,11 +1,17 @@
 """Paper tables: properties the older tests left open (found by mutation testing)."""
 
+import json
 import os
+import textwrap
 
+import pandas as pd
 import pytest
 
 from mlx.errors import ConfigError
-from mlx.tables.build import config_output
+from mlx.runner.results import COLUMNS
+from mlx.tables.build import build_table, config_output, read_sources
+from mlx.tables.render import render_markdown
+from mlx.tables.spec import load_spec
 
 
 def test_a_config_without_output_writes_under_results_by_its_name(tmp_path):
@@ -37,3 +43,54 @@ def test_an_unreadable_config_is_a_one_line_error(tmp_path):
         config_output(str(tmp_path / "missing.yaml"))
     assert str(exc.value).startswith(f"{tmp_path / 'missing.yaml'}: cannot read config: ")
     assert "No such file" in str(exc.value)
+
+
+def _cells(tmp_path, rows, spec_body):
+    res = tmp_path / "res"
+    res.mkdir()
+    pd.DataFrame(rows, columns=COLUMNS).to_csv(res / "results.csv", index=False)
+    spec = tmp_path / "s.yaml"
+    spec.write_text(f"title: T\nresults: [{res}]\n" + textwrap.dedent(spec_body))
+    s = load_spec(spec)
+    md = render_markdown(build_table(s, read_sources(s)))
+    line = next(l for l in md.splitlines() if l.startswith("| abalone"))
+    return [c.strip() for c in line.strip("|").split("|")][1:]
+
+
+def _row(label, params, value, rep):
+    return dict(run_id="r1", cell_id=f"{label}-{json.dumps(params)}-{rep}", experiment="t",
+                dataset="abalone", method="landmark", label=label,
+                params=json.dumps(params, separators=(",", ":")), repetition=rep,
+                split="test", metric="mse", value=value, status="ok", fit_seconds=1.0)
+
+
+SPEC = """
+    paper: similarity
+    tables: ["1"]
+    series: [RegLand-Sp]
+    axes: {dataset: [abalone]}
+    layout: {blocks: [metric], rows: [dataset], columns: [variant, series]}
+    metrics:
+      mse: {tolerance: null, format: ".2e"}
+    """
+
+
+def test_variants_given_by_parameters_select_their_rows(tmp_path):
+    # The rows' parameter values do not name the variants: only the mapping tells them apart.
+    rows = [_row("RegLand-Sp", {"model": "regland_sp", "kernel": k}, v, r)
+            for k, v in (("s", 0.0061), ("m", 0.0069)) for r in (0, 1)]
+    cells = _cells(tmp_path, rows, SPEC + "variants: {sigmoid: {params: {kernel: s}}, "
+                                          "manhattan: {params: {kernel: m}}}\n")
+    assert cells[0].startswith("6.10e-03 (0.00e+00) / 6.20e-03")        # sigmoid
+    assert cells[1].startswith("6.90e-03 (0.00e+00) / 6.00e-03")        # manhattan
+
+
+def test_variants_given_by_label_select_their_rows(tmp_path):
+    rows = [_row(label, {"model": "regland_sp"}, v, r)
+            for label, v in (("RegLand-Sp", 0.0061), ("RegLand-Sp-M", 0.0069)) for r in (0, 1)]
+    body = SPEC.replace("series: [RegLand-Sp]",
+                        "series: [{name: RegLand-Sp, ours: {method: landmark}}]")
+    cells = _cells(tmp_path, rows, body + "variants: {sigmoid: {label: RegLand-Sp}, "
+                                          "manhattan: {label: RegLand-Sp-M}}\n")
+    assert cells[0].startswith("6.10e-03 (0.00e+00) / 6.20e-03")
+    assert cells[1].startswith("6.90e-03 (0.00e+00) / 6.00e-03")
