@@ -94,3 +94,37 @@ def test_variants_given_by_label_select_their_rows(tmp_path):
                                           "manhattan: {label: RegLand-Sp-M}}\n")
     assert cells[0].startswith("6.10e-03 (0.00e+00) / 6.20e-03")
     assert cells[1].startswith("6.90e-03 (0.00e+00) / 6.00e-03")
+
+
+def test_counts_add_up_every_cell_of_each_kind(tmp_path):
+    # Published LEML-SQ bibtex P@1 (Table 6): 58.33, 60.99, 61.99, 63.38, 63.94 at
+    # k/L = 20%..100%; LEML-LR at 20%: 46.20. Hamming loss without a tolerance: compared.
+    def lrow(label, loss, rr, metric, value):
+        return dict(run_id="r1", cell_id=f"{label}-{rr}", experiment="t", dataset="bibtex",
+                    method="leml", label=label, params=json.dumps({"loss": loss}),
+                    rank_ratio=rr, observed_ratio=1.0, repetition=0, split="test",
+                    metric=metric, value=value, status="ok", fit_seconds=1.0)
+
+    rows = [lrow("LEML-SQ", "squared", rr, "p@1", v) for rr, v in (
+        (0.2, 0.585), (0.4, 0.605), (0.6, 0.64), (0.8, 0.65), (1.0, 0.62))]
+    rows += [lrow("LEML-LR", "logistic", 0.2, "p@1", 0.40)]
+    rows += [lrow("LEML-SQ", "squared", rr, "hamming", 0.013) for rr in (0.2, 0.4)]
+    res = tmp_path / "res"
+    res.mkdir()
+    pd.DataFrame(rows, columns=COLUMNS).to_csv(res / "results.csv", index=False)
+    spec = tmp_path / "s.yaml"
+    spec.write_text(textwrap.dedent(f"""\
+        paper: leml
+        tables: ["6", "9"]
+        results: [{res}]
+        series: [LEML-SQ, LEML-LR]
+        axes: {{dataset: [bibtex], k_over_L: [0.2, 0.4, 0.6, 0.8, 1.0], observed: [1.0]}}
+        layout: {{blocks: [metric], rows: [dataset, k_over_L], columns: [series]}}
+        metrics:
+          p@1: {{tolerance: 1.0}}
+          hamming: {{tolerance: null}}
+        """))
+    s = load_spec(spec)
+    table = build_table(s, read_sources(s))
+    assert table.counts() == {"within": 2, "better": 2, "worse": 2, "compared": 2, "np": 0,
+                              "not_run": 12, "status": 0}
