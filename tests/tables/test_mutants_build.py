@@ -109,6 +109,8 @@ def test_counts_add_up_every_cell_of_each_kind(tmp_path):
         (0.2, 0.585), (0.4, 0.605), (0.6, 0.64), (0.8, 0.65), (1.0, 0.62))]
     rows += [lrow("LEML-LR", "logistic", 0.2, "p@1", 0.40)]
     rows += [lrow("LEML-SQ", "squared", rr, "hamming", 0.013) for rr in (0.2, 0.4)]
+    rows += [{**lrow("LEML-LR", "logistic", rr, "", None), "status": "failed", "split": ""}
+             for rr in (0.4, 0.6)]                # one status cell per metric and k/L
     res = tmp_path / "res"
     res.mkdir()
     pd.DataFrame(rows, columns=COLUMNS).to_csv(res / "results.csv", index=False)
@@ -127,4 +129,4 @@ def test_counts_add_up_every_cell_of_each_kind(tmp_path):
     s = load_spec(spec)
     table = build_table(s, read_sources(s))
     assert table.counts() == {"within": 2, "better": 2, "worse": 2, "compared": 2, "np": 0,
-                              "not_run": 12, "status": 0}
+                              "not_run": 8, "status": 4}
