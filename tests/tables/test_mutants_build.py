@@ -130,3 +130,31 @@ def test_counts_add_up_every_cell_of_each_kind(tmp_path):
     table = build_table(s, read_sources(s))
     assert table.counts() == {"within": 2, "better": 2, "worse": 2, "compared": 2, "np": 0,
                               "not_run": 8, "status": 4}
+
+
+def test_a_series_matching_two_labels_is_an_error_naming_them(tmp_path):
+    rows = [dict(run_id="r1", cell_id=f"{label}-{rep}", experiment="t", dataset="bibtex",
+                 method="leml", label=label, params=json.dumps({"loss": "squared"}),
+                 rank_ratio=0.2, observed_ratio=1.0, repetition=rep, split="test",
+                 metric="p@1", value=v, status="ok", fit_seconds=1.0)
+            for rep in (0, 1) for label, v in (("LEML-b", 0.58), ("LEML-a", 0.59))]
+    res = tmp_path / "res"
+    res.mkdir()
+    pd.DataFrame(rows, columns=COLUMNS).to_csv(res / "results.csv", index=False)
+    spec = tmp_path / "s.yaml"
+    spec.write_text(textwrap.dedent(f"""\
+        paper: leml
+        tables: ["6"]
+        results: [{res}]
+        series: [{{name: LEML-SQ, ours: {{method: leml}}}}]
+        axes: {{dataset: [bibtex], k_over_L: [0.2], observed: [1.0]}}
+        layout: {{blocks: [metric], rows: [dataset], columns: [series]}}
+        metrics: [p@1]
+        """))
+    s = load_spec(spec)
+    with pytest.raises(ConfigError) as exc:
+        build_table(s, read_sources(s))
+    assert str(exc.value) == (f"{spec}: layout: series 'LEML-SQ' would pool results of 2 method "
+                              f"values (LEML-a, LEML-b) at k/L=20%, observed=100%, "
+                              f"dataset=bibtex, method=LEML-SQ; select one with 'ours: "
+                              f"{{label: ...}}' in the series")
