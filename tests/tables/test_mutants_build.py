@@ -45,13 +45,18 @@ def test_an_unreadable_config_is_a_one_line_error(tmp_path):
     assert "No such file" in str(exc.value)
 
 
-def _cells(tmp_path, rows, spec_body):
+def _spec(tmp_path, rows, text):
+    """The table spec ``text`` reading ``rows`` (written as a results directory)."""
     res = tmp_path / "res"
     res.mkdir()
     pd.DataFrame(rows, columns=COLUMNS).to_csv(res / "results.csv", index=False)
     spec = tmp_path / "s.yaml"
-    spec.write_text(f"title: T\nresults: [{res}]\n" + textwrap.dedent(spec_body))
-    s = load_spec(spec)
+    spec.write_text(f"results: [{res}]\n" + text)
+    return load_spec(spec)
+
+
+def _cells(tmp_path, rows, spec_body):
+    s = _spec(tmp_path, rows, "title: T\n" + textwrap.dedent(spec_body))
     md = render_markdown(build_table(s, read_sources(s)))
     line = next(l for l in md.splitlines() if l.startswith("| abalone"))
     return [c.strip() for c in line.strip("|").split("|")][1:]
@@ -96,6 +101,11 @@ def test_variants_given_by_label_select_their_rows(tmp_path):
     assert cells[1].startswith("6.90e-03 (0.00e+00) / 6.00e-03")
 
 
+def _leml_spec(tmp_path, rows, body):
+    """A spec of the LEML paper (``body`` after its paper and results) over ``rows``."""
+    return _spec(tmp_path, rows, "paper: leml\n" + textwrap.dedent(body))
+
+
 def test_counts_add_up_every_cell_of_each_kind(tmp_path):
     # Published LEML-SQ bibtex P@1 (Table 6): 58.33, 60.99, 61.99, 63.38, 63.94 at
     # k/L = 20%..100%; LEML-LR at 20%: 46.20. Hamming loss without a tolerance: compared.
@@ -111,22 +121,15 @@ def test_counts_add_up_every_cell_of_each_kind(tmp_path):
     rows += [lrow("LEML-SQ", "squared", rr, "hamming", 0.013) for rr in (0.2, 0.4)]
     rows += [{**lrow("LEML-LR", "logistic", rr, "", None), "status": "failed", "split": ""}
              for rr in (0.4, 0.6)]                # one status cell per metric and k/L
-    res = tmp_path / "res"
-    res.mkdir()
-    pd.DataFrame(rows, columns=COLUMNS).to_csv(res / "results.csv", index=False)
-    spec = tmp_path / "s.yaml"
-    spec.write_text(textwrap.dedent(f"""\
-        paper: leml
+    s = _leml_spec(tmp_path, rows, """\
         tables: ["6", "9"]
-        results: [{res}]
         series: [LEML-SQ, LEML-LR]
-        axes: {{dataset: [bibtex], k_over_L: [0.2, 0.4, 0.6, 0.8, 1.0], observed: [1.0]}}
-        layout: {{blocks: [metric], rows: [dataset, k_over_L], columns: [series]}}
+        axes: {dataset: [bibtex], k_over_L: [0.2, 0.4, 0.6, 0.8, 1.0], observed: [1.0]}
+        layout: {blocks: [metric], rows: [dataset, k_over_L], columns: [series]}
         metrics:
-          p@1: {{tolerance: 1.0}}
-          hamming: {{tolerance: null}}
-        """))
-    s = load_spec(spec)
+          p@1: {tolerance: 1.0}
+          hamming: {tolerance: null}
+        """)
     table = build_table(s, read_sources(s))
     assert table.counts() == {"within": 2, "better": 2, "worse": 2, "compared": 2, "np": 0,
                               "not_run": 8, "status": 4}
@@ -138,20 +141,14 @@ def test_a_series_matching_two_labels_is_an_error_naming_them(tmp_path):
                  rank_ratio=0.2, observed_ratio=1.0, repetition=rep, split="test",
                  metric="p@1", value=v, status="ok", fit_seconds=1.0)
             for rep in (0, 1) for label, v in (("LEML-b", 0.58), ("LEML-a", 0.59))]
-    res = tmp_path / "res"
-    res.mkdir()
-    pd.DataFrame(rows, columns=COLUMNS).to_csv(res / "results.csv", index=False)
-    spec = tmp_path / "s.yaml"
-    spec.write_text(textwrap.dedent(f"""\
-        paper: leml
+    s = _leml_spec(tmp_path, rows, """\
         tables: ["6"]
-        results: [{res}]
-        series: [{{name: LEML-SQ, ours: {{method: leml}}}}]
-        axes: {{dataset: [bibtex], k_over_L: [0.2], observed: [1.0]}}
-        layout: {{blocks: [metric], rows: [dataset], columns: [series]}}
+        series: [{name: LEML-SQ, ours: {method: leml}}]
+        axes: {dataset: [bibtex], k_over_L: [0.2], observed: [1.0]}
+        layout: {blocks: [metric], rows: [dataset], columns: [series]}
         metrics: [p@1]
-        """))
-    s = load_spec(spec)
+        """)
+    spec = s.source
     with pytest.raises(ConfigError) as exc:
         build_table(s, read_sources(s))
     assert str(exc.value) == (f"{spec}: layout: series 'LEML-SQ' would pool results of 2 method "

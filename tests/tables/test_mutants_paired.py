@@ -166,12 +166,17 @@ def test_settings_without_common_repetitions_have_zero_pairs_and_zero_draws():
     assert frame[["pairs", "draws"]].values.tolist() == [[0, 0]]
 
 
-def test_small_pvalues_are_printed_in_lower_case_exponent_form_before_the_legend():
-    # 20 positive differences of distinct size: exact Wilcoxon p = 2 / 2^20.
+def twenty_pairs():
+    """20 positive differences of distinct size: exact Wilcoxon p = 2 / 2^20."""
     x = [0.5 + i / 100 for i in range(20)]
     y = [v - 0.1 - i / 1000 for i, v in enumerate(x)]
     rows = [row("A", rep, v, params={}) for rep, v in enumerate(x)]
     rows += [row("B", rep, v, params={}) for rep, v in enumerate(y)]
+    return x, y, rows
+
+
+def test_small_pvalues_are_printed_in_lower_case_exponent_form_before_the_legend():
+    x, y, rows = twenty_pairs()
     md = render_paired_markdown(paired_comparison(pd.DataFrame(rows, columns=COLUMNS), "A", "B"))
     t, w = stats.ttest_rel(x, y).pvalue, stats.wilcoxon(x, y).pvalue
     assert w == pytest.approx(2 / 2 ** 20)
@@ -291,10 +296,7 @@ def test_two_distinct_draws_are_tested_and_their_notes_kept():
 
 
 def test_csv_text_has_ten_significant_digits_and_a_header_even_without_rows():
-    x = [0.5 + i / 100 for i in range(20)]
-    y = [v - 0.1 - i / 1000 for i, v in enumerate(x)]
-    rows = [row("A", rep, v, params={}) for rep, v in enumerate(x)]
-    rows += [row("B", rep, v, params={}) for rep, v in enumerate(y)]
+    x, y, rows = twenty_pairs()
     text = render_paired_csv(paired_comparison(pd.DataFrame(rows, columns=COLUMNS), "A", "B"))
     header, line = text.splitlines()
     assert header == ",".join(CSV_COLUMNS)
