@@ -135,12 +135,11 @@ def test_value_constant_from_one_row_and_its_input_errors():
     np.testing.assert_array_equal(m.decision_function(X3), [[2.5, -1.0]] * 4)
     with pytest.raises(ValueError) as exc:
         Constant(task="regression").fit(X3, np.ones((3, 1)))
-    assert str(exc.value) == ("Constant: X has 4 rows but Y has shape (3, 1); Y must be "
+    assert str(exc.value) == ("Constant: X has shape (4, 3) but Y has shape (3, 1); Y must be "
                               "(n_samples, n_targets)")
     with pytest.raises(ValueError) as exc:
         Constant(task="regression").fit(np.zeros((0, 3)), np.zeros((0, 1)))
-    assert str(exc.value) == ("Constant: X has 0 rows but Y has shape (0, 1); Y must be "
-                              "(n_samples, n_targets)")
+    assert str(exc.value) == "Constant: empty input (X (0, 3), Y (0, 1))"
     with pytest.raises(ValueError) as exc:
         Constant(task="ordinal").fit(X3, np.array([[1.0], [np.nan], [2.0], [3.0]]))
     assert str(exc.value) == "Constant: Y contains NaN or infinity"
