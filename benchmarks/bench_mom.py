@@ -10,7 +10,7 @@ Prints, in one run and on the same data:
    (``anderson=0``) and ``--single`` MoM with ``selection_precision="single"``, in the same
    run. With ``--code-power`` also the authors' power method (one start, no shift, at most
    1000 iterations) at K = 50, to count its unconverged eigenpairs.
-2. Scaling: corpora drawn from the model (:func:`mlx.methods.mom.sample_corpus`) at the MoM
+2. Scaling: corpora drawn from the model (:func:`mlx.data.synthetic.sample_corpus`) at the MoM
    paper's NYTimes scale (25,000 words, 4,000 labels, about 370 distinct words per
    document) with n = ``--sizes`` documents (default 15,000 to 150,000, i.e. NYTimes and
    10x), MoM and LEML-SQ at rank ``--scale-rank``, each fit in its own child process: fit
@@ -40,7 +40,7 @@ import time
 CHILD = r"""
 import json, resource, sys, time
 import numpy as np
-from mlx.methods.mom import sample_corpus
+from mlx.data.synthetic import sample_corpus
 method, n, rank, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 kw = json.loads(sys.argv[5])
 _, _, truth = sample_corpus(10, kw["d"], kw["L"], kw["topics"], doc_length=kw["length"],
