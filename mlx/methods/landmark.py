@@ -9,7 +9,6 @@ functions live in :mod:`mlx.numerics.similarity`, Forward Greedy Selection in
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import math
 from numbers import Integral, Real
@@ -42,47 +41,21 @@ _EXC_TOL = 1e-4
 
 
 # ----------------------------------------------------------------------------- RegLand (liblinear)
-def _seed_c_rand(seed: int) -> None:
-    """Seed the C library's ``rand()``, which liblinear's dual coordinate descent draws its
-    coordinate order from, so ``-s 13`` fits are reproducible."""
-    try:
-        ctypes.CDLL(None).srand(ctypes.c_uint(seed & 0xFFFFFFFF))
-    except (OSError, AttributeError):  # pragma: no cover - no C library in the namespace
-        pass
-
-
 def _fit_svr(Z: np.ndarray, T: np.ndarray, *, solver: int, C: float, epsilon: float,
              tol: float, seed: int):
-    """One liblinear SVR fit per column of ``T`` on the dense features ``Z``.
+    """One liblinear SVR fit per column of ``T`` on the dense features ``Z``
+    (:func:`mlx.methods._liblinear.train_columns`; ``-s 13`` is seeded with ``seed + j``).
 
     Returns ``(W, n_iter, converged)``: ``W`` of shape (m, n_targets); ``n_iter`` the
     iterations liblinear reports per target (Newton steps for ``-s 11``, coordinate-descent
     passes for ``-s 13``); ``converged`` of shape (n_targets,), False where liblinear stopped
     at its own iteration cap (which its binding does not let one raise) before ``tol``.
     """
-    from liblinear.liblinear import parameter, problem
+    from mlx.methods._liblinear import train_columns
 
-    from mlx.methods._liblinear import capturing
-    from mlx.methods._liblinear import train as liblinear_train
-
-    n, m = Z.shape
-    prob = problem(np.zeros(n), sp.csr_matrix(Z))
-    y_view = np.ctypeslib.as_array(prob.y, (n,))
-    param = parameter(f"-s {solver} -q")
-    param.C = float(C)
-    param.p = float(epsilon)
-    param.eps = float(tol)
-    W = np.zeros((m, T.shape[1]))
-    n_iter = np.zeros(T.shape[1], dtype=np.int64)
-    converged = np.ones(T.shape[1], dtype=bool)
-    with capturing():
-        for j in range(T.shape[1]):
-            y_view[:] = T[:, j]
-            if solver == 13:
-                _seed_c_rand(seed + j)
-            model, n_iter[j], converged[j] = liblinear_train(prob, param)
-            W[:, j] = np.ctypeslib.as_array(model.w, (m,))
-    return W, n_iter, converged
+    fit = train_columns(sp.csr_matrix(Z), lambda j: (None, T[:, j]), T.shape[1],
+                        solver=solver, C=C, eps=tol, p=epsilon, seed=seed)
+    return fit.W, fit.n_iter, fit.converged
 
 
 # ----------------------------------------------------------------------------- the method
