@@ -141,7 +141,7 @@ class Landmark(BaseMethod):
         ``-1``), so at liblinear's default C = 1 ORLand with the sigmoid predicts little
         more than the median level (bank-8fm, one split: MAE 2.4 at C = 1, 0.60 at C = 1e4,
         Table 1: 0.61); Manhattan results hardly change above C = 100. liblinear's ``-s 11``
-        slows down as C grows (cadata, Manhattan: 0.3 s at C = 1, 3-4 s at C = 1e4).
+        slows down as C grows (``benchmarks/bench_landmark.py --regland-c`` times it).
     epsilon : float >= 0, default=0.0
         RegLand: width of the insensitive zone (liblinear's ``-p``), in target units. 0 makes
         the squared loss plain ridge regression. The paper does not give it; liblinear's 0.1

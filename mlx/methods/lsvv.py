@@ -380,9 +380,9 @@ class LSVV(BaseMethod):
     the smaller side of W (``min(K, D)`` square) instead of taking a full SVD of W, and reads
     the singular values as column norms (absolute error near ``1e-12 ||W||`` on graded
     spectra, against ``1e-8`` from the square roots of the eigenvalues; see that module).
-    On corel5k (D = 499, K = 374) one step costs about 21 ms against 48 ms for the full SVD;
-    the symmetric eigensolver is most of it, so ``prox_every`` is the remaining lever
-    (``benchmarks/bench_lsvv.py`` compares the objectives). With the eig route the fit runs
+    ``benchmarks/bench_lsvv.py`` times one step against the full SVD at corel5k's shape; the
+    symmetric eigensolver is most of it, so ``prox_every`` is the remaining lever (the
+    benchmark compares the objectives too). With the eig route the fit runs
     in the eigenbasis of ``M``: the rotation ``W~ = V'W`` is orthogonal, so losses, norms,
     singular values and the proximal step are those of the unrotated iteration (up to
     rounding), and ``M W`` costs ``D K`` instead of ``D^2 K`` flops per step.

@@ -126,8 +126,7 @@ class MoM(BaseMethod):
         Starts of the tensor power method per eigenpair (the authors' code: 1). Fewer are not
         faster: the starts not chosen carry over to the next deflation step, where they
         give its chosen start a head start (``benchmarks/bench_mom.py --restarts`` times 10,
-        3 and 1 starts on bibtex, K = 150, with their validation AUC; fewer starts scored
-        0.003-0.005 lower there).
+        3 and 1 starts on bibtex, K = 150, with their validation AUC).
     max_iter : int >= 1, default=300
         Cap on the iterations of a deflation step (the authors' code: 1000); a power step,
         an extrapolated step or a Newton step (``anderson``) each counts as one.
