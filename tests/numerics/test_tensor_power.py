@@ -200,3 +200,29 @@ def test_authors_setting_is_the_plain_iteration_whatever_anderson():
         u /= np.linalg.norm(u)
     f = (u[:, 0] @ products(u)[:, 0])
     np.testing.assert_allclose(runs[0].eigenvectors[:, 0] * np.sign(f), u[:, 0], atol=1e-12)
+
+
+def test_trust_region_chord_constants_decide_when_the_hessian_is_formed_again():
+    """chord_residual = 1 with chord_ratio = -inf keeps the first Hessian for every step (a
+    chord method: one Hessian, more steps); chord_residual = 0 forms one per accepted step.
+    All three reach the same local maximum."""
+    T = _noisy_tensor(sigma=0.1)
+    products, hessian = _dense_ops(T)
+    ref = tensor_power_method(products, 12, 1, n_restarts=5, max_iter=500, tol=1e-13,
+                              anderson=0, rng=np.random.default_rng(0))
+    u = ref.eigenvectors[:, 0] + 0.05 * np.random.default_rng(1).normal(size=12)
+    u /= np.linalg.norm(u)
+    g = products(u[:, None])[:, 0]
+
+    def run(**constants):
+        return trust_region_ascent(products, hessian, u, g, u @ g, tol=1e-12, budget=200,
+                                   **constants)
+
+    default = run()
+    chord = run(chord_residual=1.0, chord_ratio=-np.inf)
+    newton = run(chord_residual=0.0)
+    assert chord.n_hessians == 1 and chord.n_steps > default.n_steps
+    assert newton.n_hessians > default.n_hessians
+    for res in (default, chord, newton):
+        assert res.residual <= 1e-12 * res.lam
+        assert abs(res.lam - ref.eigenvalues[0]) <= 1e-11
