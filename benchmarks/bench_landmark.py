@@ -15,6 +15,8 @@ similarity evaluations; the per-pair rate is taken from the measured set with th
 number of features (at least as many when possible). A landmark model costs about ``n_train``
 rows of work; its per-row rate is the largest measured. RegLand is timed for information
 only. ``--all`` times every Table-1 dataset on the data path instead (one split, times 5).
+``--regland-c`` instead times RegLand's liblinear ``-s 11`` fit on cadata (Manhattan, 50
+landmarks) at C = 1, 100 and 1e4: the primal Newton solver slows down as C grows.
 
 Run with ``.venv/bin/python benchmarks/bench_landmark.py`` (``MLX_DATA_PATH`` must hold the
 datasets; exits with status 2 when one is missing).
@@ -174,10 +176,31 @@ def estimate(rows: list[dict]) -> float:
     return SPLITS * total
 
 
+def regland_c(values=(1.0, 100.0, 1e4), repeats: int = 3) -> None:
+    """Seconds of RegLand's fit (liblinear -s 11) on cadata, Manhattan, against C."""
+    from mlx.methods.landmark import Landmark
+
+    X_tr, Y_tr, X_te, Y_te = load("cadata", "regression")
+    for C in values:
+        times, model = [], None
+        for _ in range(repeats):
+            model = Landmark(model="regland", similarity="manhattan", n_landmarks=50, C=C,
+                             task="regression", random_state=0)
+            t0 = time.perf_counter()
+            model.fit(X_tr, Y_tr)
+            times.append(time.perf_counter() - t0)
+        err = _error("regression", model.decision_function(X_te), Y_tr, Y_te)
+        print(f"cadata manhattan RegLand C={C:<8g} fit {np.median(times):6.3f}s (median of "
+              f"{repeats})  liblinear Newton steps {int(model.n_iter_[0])}  mse={err:.3g}",
+              flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--all", action="store_true",
                         help="time every Table-1 dataset on the data path (one split each)")
+    parser.add_argument("--regland-c", action="store_true",
+                        help="only RegLand's fit time on cadata against C")
     args = parser.parse_args()
 
     from threadpoolctl import threadpool_limits
@@ -189,6 +212,13 @@ def main() -> int:
     rng = np.random.default_rng(0)
     with threadpool_limits(limits=1):
         Landmark(model="regland", n_landmarks=5).fit(rng.random((20, 3)), rng.random((20, 1)))
+        if args.regland_c:
+            try:
+                regland_c()
+            except DataNotFoundError as exc:
+                print(f"cadata not available: {exc}", file=sys.stderr)
+                return 2
+            return 0
         sets = [(r[0], r[1]) for r in TABLE1] if args.all else LARGEST
         rows = []
         for name, task in sets:

@@ -6,10 +6,13 @@ same data in the same run, the final objective (11) and the test Hamming loss (%
 proximal-step comparison at equal epochs: the naive route (a full SVD of the D x K weights
 after every mini-batch, as the authors' code does) against ``partial_svt`` (eigendecomposition
 of the K x K Gram matrix) every batch and every few batches, with objective values and
-seconds. The authors report 52 s (SRM) to 172 s (LSVV) per fit on corel5k.
+seconds. The authors report 52 s (SRM) to 172 s (LSVV) per fit on corel5k. First, the cost
+of one proximal step at corel5k's shape (D features x K labels): ``partial_svt`` (Gram
+eigendecomposition) against a full SVD, milliseconds per step (median of ``--step-repeats``);
+``--steps-only`` stops there.
 
 Run with `.venv/bin/python benchmarks/bench_lsvv.py [--epochs 10] [--compare-epochs 2]
-[--observed 1.0]`; exits non-zero when corel5k is not on the data path.
+[--observed 1.0] [--steps-only]`; exits non-zero when corel5k is not on the data path.
 """
 
 from __future__ import annotations
@@ -51,6 +54,21 @@ def fit(method, X, Y, observed, svt=partial_svt):
         lsvv_module.partial_svt = partial_svt
 
 
+def step_costs(D: int, K: int, repeats: int) -> None:
+    """Milliseconds per proximal step on a random D x K weight matrix (LSVV's default theta)."""
+    W = np.random.default_rng(0).standard_normal((D, K))
+    theta = -(-min(D, K) // 2)
+    for label, svt in (("Gram eig (partial_svt)", partial_svt), ("full SVD", naive_svt),
+                       ("thin SVD", partial_svt_svd)):
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            svt(W, 0.01, theta, shrink="tail")
+            times.append(time.perf_counter() - t0)
+        print(f"one proximal step, D={D} K={K}, {label:<22s} {1e3 * np.median(times):7.1f} ms",
+              flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=10)
@@ -60,6 +78,10 @@ def main() -> int:
                         help="observed label ratio (the paper's Table 7 uses 0.5)")
     parser.add_argument("--prox-every", default="4,8",
                         help="comma-separated prox_every values for the fast LSVV rows")
+    parser.add_argument("--step-repeats", type=int, default=20,
+                        help="repeats of the one-step timing (median)")
+    parser.add_argument("--steps-only", action="store_true",
+                        help="only the cost of one proximal step")
     args = parser.parse_args()
 
     from mlx.data.catalog import load_split, resolve_dataset
@@ -80,6 +102,9 @@ def main() -> int:
           f"{100 * test.Y.nnz / np.prod(test.Y.shape):.3f}%", flush=True)
 
     with threadpool_limits(limits=1):
+        step_costs(train.X.shape[1], train.n_labels, args.step_repeats)
+        if args.steps_only:
+            return 0
         br = BR()
         br_s = fit(br, train.X, Y, observed)
         print(f"BR (logistic, liblinear)   fit={br_s:6.2f}s  hamming="

@@ -10,7 +10,7 @@ Prints, in one run and on the same data:
    (``anderson=0``) and ``--single`` MoM with ``selection_precision="single"``, in the same
    run. With ``--code-power`` also the authors' power method (one start, no shift, at most
    1000 iterations) at K = 50, to count its unconverged eigenpairs.
-2. Scaling: corpora drawn from the model (:func:`mlx.methods.mom.sample_corpus`) at the MoM
+2. Scaling: corpora drawn from the model (:func:`mlx.data.synthetic.sample_corpus`) at the MoM
    paper's NYTimes scale (25,000 words, 4,000 labels, about 370 distinct words per
    document) with n = ``--sizes`` documents (default 15,000 to 150,000, i.e. NYTimes and
    10x), MoM and LEML-SQ at rank ``--scale-rank``, each fit in its own child process: fit
@@ -18,6 +18,19 @@ Prints, in one run and on the same data:
    sees every numpy and scipy array), the child's peak RSS, the slope of
    log(time) against log(nnz(X)) (1 = linear), and one figure of both against n
    (``-o DIR``, default ``results/bench``).
+
+Measurements behind MoM's documented choices (bibtex, K = ``--rank``, each on request):
+
+* ``--tensor``: why the whitened tensor stays implicit (:mod:`mlx.numerics.moments`):
+  milliseconds of ``T(I, u, u)`` per column from ``A = X W`` and from the dense tensor (one
+  column, and per column in blocks of ``n_restarts``), of forming the dense tensor, of one
+  Hessian ``T(I, I, u)`` from ``A`` and from the dense tensor, the single-precision
+  products against the double ones, and the products and Hessians one power-method run
+  takes (from which: how many Hessians would repay forming the tensor);
+* ``--restarts``: ``n_restarts`` 10, 3 and 1, each fitted on 80% of the training rows: CPU
+  seconds and the AUC on the other 20%;
+* ``--threads-whiten``: the whitening pass (the Lanczos eigenpairs of ``M2``) on 1 and on
+  ``--threads`` BLAS threads.
 
 ``-o DIR --figure RESULTS...`` instead draws the paper's Figure 2 (AUC against K, one panel per
 dataset, one line per series label) from finished runs of configs/mom-*.yaml, with the AUC of
@@ -40,7 +53,7 @@ import time
 CHILD = r"""
 import json, resource, sys, time
 import numpy as np
-from mlx.methods.mom import sample_corpus
+from mlx.data.synthetic import sample_corpus
 method, n, rank, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 kw = json.loads(sys.argv[5])
 _, _, truth = sample_corpus(10, kw["d"], kw["L"], kw["topics"], doc_length=kw["length"],
@@ -86,6 +99,12 @@ def _parse_args(argv):
                    help="also time MoM without acceleration (anderson=0) in the same run")
     p.add_argument("--single", action="store_true",
                    help="also time MoM with selection_precision='single'")
+    p.add_argument("--tensor", action="store_true",
+                   help="time the implicit whitened tensor against the dense one (bibtex)")
+    p.add_argument("--restarts", action="store_true",
+                   help="time MoM with 10, 3 and 1 starts, with their validation AUC")
+    p.add_argument("--threads-whiten", action="store_true",
+                   help="time the whitening pass on 1 and --threads BLAS threads")
     p.add_argument("--sizes", default="15000,30000,60000,150000",
                    help="documents per synthetic corpus (comma-separated)")
     p.add_argument("--scale-rank", type=int, default=50, help="rank K of the scaling runs")
@@ -164,6 +183,129 @@ def bibtex_part(args) -> None:
         print(f"bibtex K=50, authors' power method (1 start, shift 0, <= 1000 iterations): "
               f"{time.perf_counter() - t0:.1f}s, {int(code.component_converged_.sum())}/50 "
               f"eigenpairs converged (tol {code.tol:g})")
+
+
+def _median_ms(fn, repeats=20) -> float:
+    """Median milliseconds of ``repeats`` calls of ``fn()``."""
+    import numpy as np
+
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return 1e3 * float(np.median(times))
+
+
+def _bibtex_train():
+    from mlx.data.catalog import load_split, resolve_dataset
+    from mlx.errors import MlxError
+
+    try:
+        return load_split(resolve_dataset("bibtex", source=None)).train
+    except MlxError as exc:
+        print(f"bibtex: skipped ({exc})")
+        return None
+
+
+def tensor_part(args, train) -> None:
+    """The implicit whitened tensor against the dense one, on one BLAS thread."""
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    from mlx.methods.mom import MoM
+    from mlx.numerics.moments import WhitenedMoments, second_moment_eigenpairs
+    from mlx.numerics.tensor_power import tensor_power_method
+
+    X, K, r = train.X, args.rank, 10
+    with threadpool_limits(limits=1):
+        evals, evecs = second_moment_eigenpairs(X, K, moments="paper",
+                                                rng=np.random.default_rng(0))
+        moments = WhitenedMoments(X, evecs / np.sqrt(evals), moments="paper")
+        K = moments.dim
+        A = moments.A
+        t0 = time.perf_counter()
+        T = np.empty((K, K, K))
+        for i in range(K):                                   # T[i] = A' diag(A[:, i]) A
+            T[i] = A.T @ (A * A[:, i:i + 1])
+        T *= moments.scale
+        form_s = time.perf_counter() - t0
+        T2 = T.reshape(K, K * K)
+        rng = np.random.default_rng(1)
+        u = rng.standard_normal((K, 1))
+        U = rng.standard_normal((K, r))
+
+        def dense_products(V):
+            return T2 @ np.einsum("ir,jr->ijr", V, V).reshape(K * K, V.shape[1])
+
+        np.testing.assert_allclose(dense_products(U), moments.products(U), rtol=1e-8,
+                                   atol=1e-12 * np.abs(T).max())
+        one_a = _median_ms(lambda: moments.products(u))
+        block_a = _median_ms(lambda: moments.products(U)) / r
+        one_d = _median_ms(lambda: dense_products(u))
+        block_d = _median_ms(lambda: dense_products(U)) / r
+        single = _median_ms(lambda: moments.single_products(U)) / r
+        hess_a = _median_ms(lambda: moments.hessian(u[:, 0]), 5)
+        hess_d = _median_ms(lambda: T2.reshape(K * K, K) @ u[:, 0], 5)
+        mom = MoM(rank=K)                                    # its defaults
+        res = tensor_power_method(moments.products, K, K, n_restarts=mom.n_restarts,
+                                  max_iter=mom.max_iter, tol=mom.tol, shift=mom.shift,
+                                  adaptive_shift=mom.adaptive_shift, anderson=mom.anderson,
+                                  hessian=moments.hessian, rng=np.random.default_rng(0))
+    mb = T.nbytes / 2**20
+    print(f"bibtex K={K}, n={X.shape[0]}, one BLAS thread; dense tensor {mb:.0f} MB")
+    print(f"  T(I,u,u) from A: {one_a:.3f} ms per column, {block_a:.3f} ms per column in "
+          f"blocks of {r}; float32 {single:.3f} ms per column in blocks of {r} "
+          f"({block_a / single:.1f}x)")
+    print(f"  T(I,u,u) from the dense tensor: {one_d:.3f} ms per column, {block_d:.3f} ms per "
+          f"column in blocks of {r}; forming the tensor {form_s:.2f} s")
+    print(f"  Hessian T(I,I,u): {hess_a:.2f} ms from A, {hess_d:.2f} ms from the dense tensor")
+    per_hess = hess_a - hess_d
+    repay = f"{form_s * 1e3 / per_hess:.0f}" if per_hess > 0 else "never"
+    print(f"  one power-method run (MoM's defaults): {res.n_products} products, "
+          f"{res.n_hessians} Hessians; Hessians that would repay forming the tensor: {repay}")
+    implicit = res.n_products * block_a + res.n_hessians * hess_a
+    dense = 1e3 * form_s + res.n_products * block_d + res.n_hessians * hess_d
+    print(f"  the run's tensor work at the block costs: implicit {implicit / 1e3:.2f} s, dense "
+          f"{dense / 1e3:.2f} s (forming included)")
+
+
+def restarts_part(args, train) -> None:
+    """MoM with 10, 3 and 1 starts, fitted on 80% of the training rows."""
+    import numpy as np
+
+    from mlx.methods.mom import MoM
+    from mlx.metrics.functions import instance_auc
+
+    perm = np.random.default_rng(0).permutation(train.X.shape[0])
+    cut = int(0.8 * perm.size)
+    fit_rows, val_rows = np.sort(perm[:cut]), np.sort(perm[cut:])
+    X, Y = train.X[fit_rows], train.Y[fit_rows]
+    repeats = 1 if args.quick else args.repeats
+    for n_restarts in (10, 3, 1):
+        wall, cpu, model = _median_fit(
+            lambda n_restarts=n_restarts: MoM(rank=args.rank, n_restarts=n_restarts,
+                                              random_state=0), X, Y, repeats)
+        auc = np.nanmean(instance_auc(train.Y[val_rows], model.decision_function(
+            train.X[val_rows])))
+        print(f"bibtex K={args.rank} n_restarts={n_restarts:2d}: {cpu:.2f}s CPU, {wall:.2f}s "
+              f"wall (median of {repeats}), validation AUC {auc:.4f}; {_power_summary(model)}")
+
+
+def threads_whiten_part(args, train) -> None:
+    """The whitening pass on one BLAS thread and on --threads."""
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    from mlx.numerics.moments import second_moment_eigenpairs
+
+    repeats = 1 if args.quick else args.repeats
+    for threads in sorted({1, int(args.threads)}):
+        with threadpool_limits(limits=threads):
+            ms = _median_ms(lambda: second_moment_eigenpairs(
+                train.X, args.rank, moments="paper", rng=np.random.default_rng(0)), repeats)
+        print(f"bibtex K={args.rank} whitening on {threads} BLAS thread(s): {ms / 1e3:.2f} s "
+              f"(median of {repeats})")
 
 
 def scaling_part(args) -> list[dict]:
@@ -287,6 +429,14 @@ def main(argv=None) -> int:
         return 0
     for var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
         os.environ[var] = str(args.threads)
+    parts = [(args.tensor, tensor_part), (args.restarts, restarts_part),
+             (args.threads_whiten, threads_whiten_part)]
+    if any(flag for flag, _ in parts):
+        train = _bibtex_train()
+        for flag, part in parts:
+            if flag and train is not None:
+                part(args, train)
+        return 0
     bibtex_part(args)
     if not (args.quick or args.bibtex_only):
         rows = scaling_part(args)

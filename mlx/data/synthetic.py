@@ -11,7 +11,7 @@ import scipy.sparse as sp
 
 from mlx.data.dataset import Dataset, Split, canonical_csr
 
-__all__ = ["make_low_rank_multilabel", "make_multiclass", "memory_bytes"]
+__all__ = ["make_low_rank_multilabel", "make_multiclass", "memory_bytes", "sample_corpus"]
 
 
 def memory_bytes(task: str, params: dict) -> int:
@@ -157,3 +157,60 @@ def make_multiclass(n_samples: int = 200, n_features: int = 10, n_classes: int =
                        task="multiclass", label_names=names)
 
     return Split(train=part(slice(0, n_samples)), test=part(slice(n_samples, n)), name=name)
+
+
+def sample_corpus(n_samples: int, n_features: int, n_labels: int, n_topics: int, *,
+                  doc_length: float = 50.0, labels_per_doc: float = 3.0,
+                  word_concentration: float = 0.1, label_concentration: float = 0.1,
+                  prior=None, counts: bool = True, seed=None, truth=None):
+    """Documents drawn from MoM's model (:class:`mlx.methods.mom.MoM`): ``h ~ pi``, word
+    tokens i.i.d. from ``P[v|h]``.
+
+    Each document draws ``h`` from ``pi`` (uniform unless ``prior`` is given), a length
+    ``m ~ 3 + Poisson(doc_length - 3)`` and ``m`` word tokens i.i.d. from ``mu_h = P[v|h]``
+    (topics drawn from a symmetric Dirichlet with ``word_concentration``); ``X`` holds the
+    token counts (``counts=True``) or their occurrence pattern. Label ``l`` is present
+    independently with probability ``r_hl = min(1, labels_per_doc * gamma_hl)`` (``gamma_h``
+    from a symmetric Dirichlet with ``label_concentration``), so ``P[l|h] = r_h / sum(r_h)``
+    exactly. Pass ``truth`` (a previous result's third element) to draw more documents from
+    the same model.
+
+    Returns
+    -------
+    X : csr_matrix of shape (n_samples, n_features)
+    Y : csr_matrix of shape (n_samples, n_labels)
+    truth : dict with ``pi`` (K,), ``words`` (n_features, K), ``labels`` (n_labels, K) and
+        ``topic`` (n_samples,), the latent state of each document.
+    """
+    rng = np.random.default_rng(seed)
+    K = n_topics
+    if truth is None:
+        pi = np.full(K, 1.0 / K) if prior is None else np.asarray(prior, dtype=float)
+        mu = rng.dirichlet(np.full(n_features, word_concentration), size=K).T
+        gamma = rng.dirichlet(np.full(n_labels, label_concentration), size=K).T
+        r = np.minimum(1.0, labels_per_doc * gamma)
+        truth = {"pi": pi / pi.sum(), "words": mu, "labels": r / r.sum(axis=0),
+                 "presence": r}
+    pi, mu, r = truth["pi"], truth["words"], truth["presence"]
+    h = rng.choice(K, size=n_samples, p=pi)
+    m = 3 + rng.poisson(max(doc_length - 3.0, 0.0), size=n_samples)
+    rows, cols = [], []
+    for k in range(K):
+        docs = np.flatnonzero(h == k)
+        if docs.size == 0:
+            continue
+        cdf = np.cumsum(mu[:, k])
+        cdf /= cdf[-1]
+        lengths = m[docs]
+        tokens = np.searchsorted(cdf, rng.random(int(lengths.sum())), side="right")
+        rows.append(np.repeat(docs, lengths))
+        cols.append(np.minimum(tokens, n_features - 1))
+    rows = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+    cols = np.concatenate(cols) if cols else np.zeros(0, dtype=np.int64)
+    X = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n_samples, n_features))
+    X.sum_duplicates()
+    if not counts:
+        X.data[:] = 1.0
+    Ybool = rng.random((n_samples, n_labels)) < r[:, h].T
+    Y = sp.csr_matrix(Ybool.astype(np.float64))
+    return X, Y, {**truth, "topic": h}

@@ -7,7 +7,6 @@ losses use liblinear's deterministic primal Newton solvers (``-s 0`` and ``-s 2`
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -180,53 +179,23 @@ def _fit_ridge(X, pos, obs, trained, l2_reg, n_jobs):
 def _fit_liblinear(X, pos, obs, trained, *, solver, C, eps, bias, n_jobs):
     """One liblinear primal Newton fit per trained label; returns ``(W, n_iter, converged)``.
 
-    The features are copied into liblinear's node array once; each label gets a light
-    ``problem`` that points at the rows it trains on, with its own +-1 targets.
+    Each label trains on its observed rows (all rows when ``obs`` is None) with +-1 targets
+    (:func:`mlx.methods._liblinear.train_columns`).
     """
-    from liblinear.liblinear import feature_node, parameter, problem
+    from mlx.methods._liblinear import train_columns
 
-    from mlx.methods._liblinear import capturing
-    from mlx.methods._liblinear import train as liblinear_train
-
-    n, d = X.shape
-    L = pos.shape[1]
-    w_size = d + (bias >= 0)
-    W = np.zeros((w_size, L))
-    n_iter = np.zeros(L, dtype=np.int64)
-    labels = list(np.flatnonzero(trained))
-    if not labels:
-        return W, n_iter, True
-    base = problem(np.zeros(n), X, bias if bias >= 0 else -1)
-    row_ptr = np.ctypeslib.as_array(ctypes.cast(base.x, ctypes.POINTER(ctypes.c_uint64)), (n,))
-    param = parameter(f"-s {solver} -q")
-    param.C = float(C)
-    param.eps = float(eps)
-
-    def train_label(j):
+    def targets(j):
+        positives = pos.indices[pos.indptr[j]:pos.indptr[j + 1]]
         if obs is None:
-            ptrs = row_ptr
-            y = np.full(n, -1.0)
-            y[pos.indices[pos.indptr[j]:pos.indptr[j + 1]]] = 1.0
-        else:
-            rows = obs.indices[obs.indptr[j]:obs.indptr[j + 1]]
-            ptrs = np.ascontiguousarray(row_ptr[rows])
-            y = np.where(np.isin(rows, pos.indices[pos.indptr[j]:pos.indptr[j + 1]]), 1.0, -1.0)
-        sub = problem.__new__(problem)
-        sub.l, sub.n, sub.bias = y.size, base.n, base.bias
-        sub.y = y.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
-        sub.x = ctypes.cast(ptrs.ctypes.data, ctypes.POINTER(ctypes.POINTER(feature_node)))
-        model, it, conv = liblinear_train(sub, param)
-        # w belongs to the model's first class; flip it when that class is -1.
-        w = np.ctypeslib.as_array(model.w, (w_size,)) * model.label[0]
-        return w, it, conv
+            y = np.full(X.shape[0], -1.0)
+            y[positives] = 1.0
+            return None, y
+        rows = obs.indices[obs.indptr[j]:obs.indptr[j + 1]]
+        return rows, np.where(np.isin(rows, positives), 1.0, -1.0)
 
-    converged = True
-    with capturing():
-        for j, (w, it, conv) in zip(labels, _map(train_label, labels, n_jobs)):
-            W[:, j] = w
-            n_iter[j] = it
-            converged = converged and conv
-    return W, n_iter, converged
+    fit = train_columns(X, targets, pos.shape[1], solver=solver, C=C, eps=eps, bias=bias,
+                        columns=np.flatnonzero(trained), n_jobs=n_jobs)
+    return fit.W, fit.n_iter, bool(fit.converged.all())
 
 
 # ----------------------------------------------------------------------------- the method

@@ -4,32 +4,29 @@ One method, ``landmark``, with four models: RegLand, RegLand-Sp, ORLand (Algorit
 epsilon-insensitive, a sparse squared-loss and an ordinal EXC learner on the landmarked
 features) and KR, the kernel-regression baseline of the paper's experiments. The similarity
 functions live in :mod:`mlx.numerics.similarity`, Forward Greedy Selection in
-:mod:`mlx.numerics.fgs`; the ORLand objective and its solver are the pure functions
-:func:`exc_objective` and :func:`exc_descent` below.
+:mod:`mlx.numerics.fgs`, the ORLand objective and its solver in :mod:`mlx.numerics.exc`.
 """
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import math
-from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.linalg as sla
 import scipy.sparse as sp
 
 from mlx.methods._auto import fit_holdout, is_auto, log_grid
 from mlx.methods._validation import check_n_features
 from mlx.methods.base import (BOOL, METHODS, BaseMethod, FitContext, Interval,
                               InvalidParameterError, StrOptions, TaskOptions, check_is_fitted)
+from mlx.numerics.exc import exc_descent, exc_levels
 from mlx.numerics.fgs import forward_greedy_selection
 from mlx.numerics.similarity import (SIMILARITIES, NonFiniteSimilarityError, mean_distance,
                                      nadaraya_watson, similarity)
 from mlx.tasks.ordinal import nearest_level
 
-__all__ = ["EXCResult", "Landmark", "exc_descent", "exc_levels", "exc_objective"]
+__all__ = ["Landmark"]
 
 log = logging.getLogger(__name__)
 
@@ -44,171 +41,22 @@ _SVR_TOL = {11: 1e-4, 13: 0.1}
 _EXC_TOL = 1e-4
 
 
-# ----------------------------------------------------------------------------- ORLand (EXC)
-def exc_levels(scores: np.ndarray, n_levels: int) -> np.ndarray:
-    """Level indices ``0 .. n_levels - 1`` of latent scores under the fixed thresholds
-    ``b_j = j + 1/2`` (``j = 0 .. n_levels - 2``): index ``k`` is the number of thresholds
-    strictly below the score, so ``b_{k-1} < f <= b_k``. Non-decreasing in the score."""
-    thresholds = np.arange(n_levels - 1) + 0.5
-    return np.searchsorted(thresholds, scores, side="left")
-
-
-def exc_objective(w: np.ndarray, Z: np.ndarray, k: np.ndarray, n_levels: int, C: float,
-                  margin: float, n_penalised: int | None = None):
-    r"""The ORLand primal: EXC with fixed equi-spaced thresholds and the squared hinge.
-
-    With latent scores ``f = Z w``, level indices ``k_i`` in ``0 .. r-1`` (``r = n_levels``)
-    and thresholds ``b_j = j + 1/2``, the objective is
-
-    ``J(w) = 1/2 sum_{j < n_penalised} w_j^2
-             + C sum_i ( [margin - (f_i - b_{k_i - 1})]_+^2 + [margin - (b_{k_i} - f_i)]_+^2 )``
-
-    where the first hinge is absent for the lowest level (``b_{-1} = -inf``) and the second
-    for the highest (``b_{r-1} = +inf``). Each point should sit inside its level's interval
-    ``(b_{k-1}, b_k]``, at least ``margin`` from both ends (Definition 12 of the paper with
-    the margin loss squared).
-
-    Parameters
-    ----------
-    w : ndarray of shape (m,)
-    Z : ndarray of shape (n, m)
-        Features; the columns from ``n_penalised`` on (an intercept column) are not
-        penalised. ``n_penalised=None``: all are.
-    k : ndarray of int, shape (n,)
-    n_levels : int >= 2
-    C : float > 0
-    margin : float in (0, 1/2]
-
-    Returns
-    -------
-    value : float
-    grad : ndarray of shape (m,)
-    """
-    m = w.size if n_penalised is None else n_penalised
-    f = Z @ w
-    lower = np.where(k > 0, np.maximum(margin - f + (k - 0.5), 0.0), 0.0)
-    upper = np.where(k < n_levels - 1, np.maximum(margin + f - (k + 0.5), 0.0), 0.0)
-    value = 0.5 * float(w[:m] @ w[:m]) + C * float(lower @ lower + upper @ upper)
-    g = 2.0 * C * (upper - lower)                           # dJ/df_i
-    grad = Z.T @ g
-    grad[:m] += w[:m]
-    return value, grad
-
-
-@dataclass(frozen=True)
-class EXCResult:
-    """Outcome of :func:`exc_descent`.
-
-    Attributes
-    ----------
-    w : ndarray of shape (m,)
-    n_iter : int
-        Gradient steps taken.
-    converged : bool
-        Whether ``sqrt(g' P^-1 g) <= tol * sqrt(g0' P^-1 g0)`` was reached, ``g0`` the gradient
-        at the start.
-    objective : float
-        ``J(w)`` at the returned ``w``.
-    """
-
-    w: np.ndarray
-    n_iter: int
-    converged: bool
-    objective: float
-
-
-def exc_descent(Z: np.ndarray, k: np.ndarray, n_levels: int, *, C: float, margin: float,
-                n_penalised: int, max_iter: int, tol: float) -> EXCResult:
-    r"""Minimise :func:`exc_objective` by preconditioned gradient descent with momentum.
-
-    The squared hinge has second derivative 0 or 2, and with ``margin <= 1/2`` at most one of
-    a point's two hinges is active, so the Hessian of ``J`` never exceeds
-    ``P = diag(1 (penalised), 0 (intercept)) + 2 C Z'Z``. Each step is therefore the fixed,
-    safe step ``w <- v - P^{-1} grad J(v)`` (the minimiser of the quadratic upper bound of
-    ``J`` at ``v``: majorise-minimise, no step size to tune), with Nesterov momentum
-    ``v = w + (t_prev - 1) / t (w - w_prev)``, restarted (``t = 1``) whenever the step goes
-    uphill along the momentum (O'Donoghue and Candes 2015). Starts from ``w = 0``. ``P`` is
-    factorised once by Cholesky (it is positive definite when ``Z``'s unpenalised columns
-    are linearly independent).
-    """
-    m = Z.shape[1]
-    P = 2.0 * C * (Z.T @ Z)
-    P[np.arange(n_penalised), np.arange(n_penalised)] += 1.0
-    try:
-        factor = sla.cho_factor(P)
-    except np.linalg.LinAlgError:                          # numerically singular (huge C,
-        jitter = 1e-12 * max(float(np.trace(P)), 1.0)     # collinear unpenalised columns):
-        factor = sla.cho_factor(P + jitter * np.eye(m))   # a slightly larger, still safe P
-    w = np.zeros(m)
-    v = w
-    t = 1.0
-    value, g = exc_objective(v, Z, k, n_levels, C, margin, n_penalised)
-    step = sla.cho_solve(factor, g)
-    ref = math.sqrt(max(float(g @ step), 0.0))
-    converged = ref == 0.0
-    n_iter = 0
-    while not converged and n_iter < max_iter:
-        w_new = v - step
-        n_iter += 1
-        if float(g @ (w_new - w)) > 0.0:                    # momentum points uphill: restart
-            t = 1.0
-            v = w_new
-        else:
-            t_new = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t * t))
-            v = w_new + ((t - 1.0) / t_new) * (w_new - w)
-            t = t_new
-        w = w_new
-        value, g = exc_objective(v, Z, k, n_levels, C, margin, n_penalised)
-        step = sla.cho_solve(factor, g)
-        if math.sqrt(max(float(g @ step), 0.0)) <= tol * ref:
-            w = v
-            converged = True
-    value, _ = exc_objective(w, Z, k, n_levels, C, margin, n_penalised)
-    return EXCResult(w=w, n_iter=n_iter, converged=converged, objective=value)
-
-
 # ----------------------------------------------------------------------------- RegLand (liblinear)
-def _seed_c_rand(seed: int) -> None:
-    """Seed the C library's ``rand()``, which liblinear's dual coordinate descent draws its
-    coordinate order from, so ``-s 13`` fits are reproducible."""
-    try:
-        ctypes.CDLL(None).srand(ctypes.c_uint(seed & 0xFFFFFFFF))
-    except (OSError, AttributeError):  # pragma: no cover - no C library in the namespace
-        pass
-
-
 def _fit_svr(Z: np.ndarray, T: np.ndarray, *, solver: int, C: float, epsilon: float,
              tol: float, seed: int):
-    """One liblinear SVR fit per column of ``T`` on the dense features ``Z``.
+    """One liblinear SVR fit per column of ``T`` on the dense features ``Z``
+    (:func:`mlx.methods._liblinear.train_columns`; ``-s 13`` is seeded with ``seed + j``).
 
     Returns ``(W, n_iter, converged)``: ``W`` of shape (m, n_targets); ``n_iter`` the
     iterations liblinear reports per target (Newton steps for ``-s 11``, coordinate-descent
     passes for ``-s 13``); ``converged`` of shape (n_targets,), False where liblinear stopped
     at its own iteration cap (which its binding does not let one raise) before ``tol``.
     """
-    from liblinear.liblinear import parameter, problem
+    from mlx.methods._liblinear import train_columns
 
-    from mlx.methods._liblinear import capturing
-    from mlx.methods._liblinear import train as liblinear_train
-
-    n, m = Z.shape
-    prob = problem(np.zeros(n), sp.csr_matrix(Z))
-    y_view = np.ctypeslib.as_array(prob.y, (n,))
-    param = parameter(f"-s {solver} -q")
-    param.C = float(C)
-    param.p = float(epsilon)
-    param.eps = float(tol)
-    W = np.zeros((m, T.shape[1]))
-    n_iter = np.zeros(T.shape[1], dtype=np.int64)
-    converged = np.ones(T.shape[1], dtype=bool)
-    with capturing():
-        for j in range(T.shape[1]):
-            y_view[:] = T[:, j]
-            if solver == 13:
-                _seed_c_rand(seed + j)
-            model, n_iter[j], converged[j] = liblinear_train(prob, param)
-            W[:, j] = np.ctypeslib.as_array(model.w, (m,))
-    return W, n_iter, converged
+    fit = train_columns(sp.csr_matrix(Z), lambda j: (None, T[:, j]), T.shape[1],
+                        solver=solver, C=C, eps=tol, p=epsilon, seed=seed)
+    return fit.W, fit.n_iter, fit.converged
 
 
 # ----------------------------------------------------------------------------- the method
@@ -240,7 +88,7 @@ class Landmark(BaseMethod):
       2007) with fixed, equi-spaced thresholds between the level indices: a training row of
       the k-th smallest level should score in ``(k - 1/2 + margin, k + 1/2 - margin)``; the
       primal ``1/2 ||w||^2 + C sum_i (squared margin violations)`` is minimised by gradient
-      descent (:func:`exc_objective`, :func:`exc_descent`). Predictions are training levels:
+      descent (:func:`~mlx.numerics.exc.exc_descent`). Predictions are training levels:
       the level whose interval holds the latent score.
     * ``model="kr"`` (KR, the paper's baseline): Nadaraya-Watson kernel regression over the
       whole training set, ``f(x) = sum_i y_i K(x, x_i) / sum_i K(x, x_i)``, rounded to the
@@ -294,7 +142,7 @@ class Landmark(BaseMethod):
         ``-1``), so at liblinear's default C = 1 ORLand with the sigmoid predicts little
         more than the median level (bank-8fm, one split: MAE 2.4 at C = 1, 0.60 at C = 1e4,
         Table 1: 0.61); Manhattan results hardly change above C = 100. liblinear's ``-s 11``
-        slows down as C grows (cadata, Manhattan: 0.3 s at C = 1, 3-4 s at C = 1e4).
+        slows down as C grows (``benchmarks/bench_landmark.py --regland-c`` times it).
     epsilon : float >= 0, default=0.0
         RegLand: width of the insensitive zone (liblinear's ``-p``), in target units. 0 makes
         the squared loss plain ridge regression. The paper does not give it; liblinear's 0.1
@@ -364,8 +212,8 @@ class Landmark(BaseMethod):
     * The paper constrains ``||w||_2 <= B`` (Algorithm 1); RegLand uses liblinear's
       penalised form, as the paper's experiments do. ORLand uses the same penalised form.
     * ORLand squares the EXC margin loss, so the objective is smooth and gradient steps of a
-      fixed, data-derived size (preconditioned, see :func:`exc_descent`) converge; the paper
-      says only that it used a gradient-descent solver on the EXC primal with fixed
+      fixed, data-derived size (preconditioned, see :func:`mlx.numerics.exc.exc_descent`)
+      converge; the paper says only that it used a gradient-descent solver on the EXC primal with fixed
       equi-spaced thresholds (Chu and Keerthi's EXC uses the hinge itself).
     * RegLand-Sp has no norm constraint ``C_W`` (Algorithm 2's ``||w||_1 <= C_W``): the fully
       corrective variant re-fits by unconstrained least squares and stops after

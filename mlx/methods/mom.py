@@ -7,28 +7,20 @@ latent variable model with provable guarantees", Sections 2-4). The parameters
 the word co-occurrence moment and its top-``K`` eigenpairs (whitening), the whitened
 third moment and its orthogonal tensor eigenpairs (robust tensor power method with
 deflation), and one label pass. Neither a dense ``n_features x n_features`` matrix (past
-:data:`DENSE_EIG_MAX` features) nor a ``K x K x K`` tensor is ever formed.
-
-Why the tensor stays implicit even where it would fit in memory (bibtex, K = 150: 27 MB),
-measured on one core: ``T(I, u, u)`` costs ``2 n K`` from ``A = X W`` (0.22 ms per column,
-0.17 ms per column in blocks of 10) against ``K^3`` from the dense tensor (1.1 ms, 0.65 ms:
-the 27 MB do not stay in cache), and forming it costs ``n K^3 / 2`` (1.3 s). Only the
-``K x K`` Hessian ``T(I, I, u)`` is formed, for the few Newton steps of
-:func:`tensor_power_method` (9 ms from ``A``, 2 ms from the dense tensor: about 190 of them
-would be needed to repay forming it; bibtex uses about 50).
+:data:`~mlx.numerics.eigen.DENSE_EIG_MAX` features) nor a ``K x K x K`` tensor is ever
+formed. The numerical parts live in :mod:`mlx.numerics`: the moments and the whitening in
+:mod:`~mlx.numerics.moments` (which says why the tensor stays implicit), the tensor power
+method in :mod:`~mlx.numerics.tensor_power`; this module is the estimator.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.linalg as sla
 import scipy.sparse as sp
-from scipy.sparse.linalg import LinearOperator, eigsh
 from threadpoolctl import threadpool_limits
 
 from mlx.methods._validation import as_float_csr, check_fit_data, pattern
@@ -41,586 +33,12 @@ from mlx.methods.base import (
     StrOptions,
     check_is_fitted,
 )
+from mlx.numerics.moments import WhitenedMoments, second_moment_eigenpairs
+from mlx.numerics.tensor_power import tensor_power_method
 
-__all__ = [
-    "DENSE_EIG_MAX",
-    "MoM",
-    "PowerResult",
-    "WhitenedMoments",
-    "non_count_value",
-    "sample_corpus",
-    "second_moment_eigenpairs",
-    "tensor_power_method",
-    "top_eigenpairs",
-]
+__all__ = ["MoM", "non_count_value"]
 
 log = logging.getLogger(__name__)
-
-DENSE_EIG_MAX = 64
-"""Up to this many features the co-occurrence matrix is decomposed densely (``eigh``); past it
-the sparse Lanczos solver (``eigsh``) sees ``M2`` only through products ``X'(X V)``."""
-
-_EIG_RCOND = 1e-10
-"""Eigenvalues of ``M2`` below ``_EIG_RCOND * max`` (or not positive) are dropped before
-whitening: their directions carry no second-moment mass to whiten."""
-
-
-# ---------------------------------------------------------------------------
-# Numerical kernels
-# ---------------------------------------------------------------------------
-
-def top_eigenpairs(matmat, dim: int, k: int, *, rng: np.random.Generator, dense=None,
-                   tol: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-    """The ``k`` algebraically largest eigenpairs of a symmetric ``dim x dim`` operator.
-
-    ``matmat(V)`` returns the product with a ``(dim, r)`` block. Past :data:`DENSE_EIG_MAX`
-    (and when ``k < dim - 1``) ARPACK's Lanczos method (``scipy.sparse.linalg.eigsh``)
-    works from products alone, started from a vector drawn from ``rng`` so the result is
-    deterministic; otherwise the matrix is formed (from ``dense()`` if given, else from
-    ``matmat`` on the identity) and ``scipy.linalg.eigh`` computes the top ``k`` directly.
-
-    Returns
-    -------
-    evals : ndarray of shape (k,)
-        Decreasing.
-    evecs : ndarray of shape (dim, k)
-        Orthonormal columns, each with its largest-magnitude entry positive (a fixed sign, so
-        that equal inputs give equal outputs whatever the solver's sign convention).
-    """
-    k = int(min(k, dim))
-    if k <= 0:
-        return np.zeros(0), np.zeros((dim, 0))
-    if dim <= DENSE_EIG_MAX or k >= dim - 1:
-        M = dense() if dense is not None else matmat(np.eye(dim))
-        M = 0.5 * (M + M.T)
-        evals, evecs = sla.eigh(M, subset_by_index=[dim - k, dim - 1], check_finite=False)
-    else:
-        op = LinearOperator((dim, dim), matvec=lambda v: matmat(v.reshape(-1, 1)).ravel(),
-                            matmat=matmat, dtype=np.float64)
-        evals, evecs = eigsh(op, k=k, which="LA", v0=rng.standard_normal(dim), tol=tol)
-    order = np.argsort(-evals, kind="stable")
-    evals, evecs = evals[order], evecs[:, order]
-    rows = np.argmax(np.abs(evecs), axis=0)
-    evecs *= np.where(evecs[rows, np.arange(k)] < 0, -1.0, 1.0)
-    return evals, evecs
-
-
-@dataclass(frozen=True)
-class PowerResult:
-    """Tensor eigenpairs found by :func:`tensor_power_method`, in the order found.
-
-    Attributes
-    ----------
-    eigenvalues : ndarray of shape (n_components,)
-        ``lambda_j = T(v_j, v_j, v_j)`` of the tensor deflated by the previous pairs, >= 0.
-    eigenvectors : ndarray of shape (dim, n_components)
-        Unit columns ``v_j``.
-    n_iter : ndarray of shape (n_components,)
-        Power iterations the chosen start ran in its deflation step.
-    converged : ndarray of shape (n_components,) of bool
-        Whether the chosen start met the convergence test before ``max_iter``.
-    n_products : int
-        Columns ``u`` for which ``T(I, u, u)`` was computed, over all starts and steps (the
-        method's cost: each is one pass over ``A`` in :meth:`WhitenedMoments.products`).
-    n_hessians : int
-        ``T(I, I, u)`` matrices formed for trust-region Newton steps (each costs about 40
-        products with :meth:`WhitenedMoments.hessian`).
-    """
-
-    eigenvalues: np.ndarray
-    eigenvectors: np.ndarray
-    n_iter: np.ndarray
-    converged: np.ndarray
-    n_products: int = 0
-    n_hessians: int = 0
-
-
-SELECTION_ITERATIONS = 10
-"""Iterations every start of the tensor power method runs in a deflation step before the
-leading one is refined alone (``N`` of Anandkumar et al.'s Algorithm 1)."""
-
-ANDERSON_START = 1e-2
-"""Relative eigen-residual ``||T_j(I, u, u) - lambda u|| / lambda`` below which a start's steps
-are extrapolated (Anderson acceleration, ``anderson > 0``). Farther out the plain shifted
-steps pick the basin: on bibtex (K = 150) extrapolating from the first iteration makes
-some starts jump to another eigenvector than the plain iteration converges to, while from
-``1e-2`` on every eigenpair the plain iteration converges to is found again (to ``tol``)."""
-
-
-def _unit_columns(rng, dim: int, r: int) -> np.ndarray:
-    U = rng.standard_normal((dim, r))
-    return U / np.linalg.norm(U, axis=0)
-
-
-def _anderson(hx: np.ndarray, hr: np.ndarray, hn: np.ndarray) -> np.ndarray:
-    """Anderson (type II) extrapolation of fixed-point iterations, one per row.
-
-    ``hx[c]`` and ``hr[c]`` hold the last ``hn[c]`` iterates ``u`` and their steps
-    ``g(u) - u`` (oldest first, right-aligned in a buffer of ``m + 1``). Returns
-    ``u + r - (dX + dR) gamma`` with ``gamma`` minimising ``||r - dR gamma||``, the secant
-    (multi-secant Broyden) step; the differences of slots not yet filled are zero and get
-    ``gamma = 0`` (a ridge of ``1e-12`` of the Gram matrix's trace keeps the solve regular).
-    """
-    u, r = hx[:, -1], hr[:, -1]
-    dX, dR = np.diff(hx, axis=1), np.diff(hr, axis=1)                # (c, m, dim)
-    filled = np.arange(hx.shape[1] - 1)[None, :] >= hx.shape[1] - hn[:, None]
-    dX *= filled[:, :, None]
-    dR *= filled[:, :, None]
-    gram = np.einsum("cmk,cnk->cmn", dR, dR)
-    ridge = 1e-12 * np.einsum("cmm->c", gram) + np.finfo(np.float64).tiny
-    gram += ridge[:, None, None] * np.eye(gram.shape[1])
-    gamma = np.linalg.solve(gram, np.einsum("cmk,ck->cm", dR, r)[:, :, None])[:, :, 0]
-    return u + r - np.einsum("cmk,cm->ck", dX + dR, gamma)
-
-
-NEWTON_AFTER = 30
-"""Iterations a chosen start runs alone (shifted and Anderson steps) before its deflation step
-switches to the trust-region Newton ascent (:func:`_trust_region`); on bibtex (K = 150) most
-eigenpairs converge before, a few climb a ridge of ``T(u, u, u)`` for hundreds more."""
-
-
-def _polarised_hessian(products, u: np.ndarray) -> np.ndarray:
-    """``T(I, I, u)`` from products alone: ``T(I, u, e) = (T(I, u+e, u+e) - T(I, u-e, u-e)) / 4``
-    (exact for a symmetric tensor; ``2 dim`` product columns)."""
-    E = np.eye(u.size)
-    out = products(np.hstack([u[:, None] + E, u[:, None] - E]))
-    H = (out[:, :u.size] - out[:, u.size:]) / 4.0
-    return 0.5 * (H + H.T)
-
-
-def _trust_region(deflated, hessian, u, g, lam, *, tol: float, budget: int):
-    """Riemannian trust-region Newton ascent of ``f(u) = T_j(u, u, u)`` on the unit sphere.
-
-    From ``u`` (with ``g = T_j(I, u, u)``, ``lam = f(u) > 0``) each step maximises the second
-    order model ``f(u) + 3 [r's + s'(2 H - lam I) s / 2]`` (``r = g - lam u`` the residual,
-    ``H = T_j(I, I, u)``) over tangent ``s`` with ``||s|| <= delta`` (exactly, from the
-    eigendecomposition of the projected Hessian), retracts ``u <- (u + s) / ||u + s||``
-    and keeps the step if ``f`` rose by at least a tenth of the model's prediction (or, at
-    rounding level, did not fall while the residual shrank); ``delta`` shrinks after poor
-    predictions and grows after good full-length ones (Absil, Mahony and Sepulchre, 2008,
-    ch. 7). Every accepted step ascends, so the limit is a local maximum of ``f`` (where the
-    projected ``2 H - lam I`` is negative semi-definite), and convergence near it is quadratic.
-    The Hessian is kept for the next step while steps are accepted with ``rho >= 0.5`` and
-    cut the residual by at least 0.3 (chord steps: on bibtex, K = 150, 46 Hessians instead
-    of 65 for the same eigenpairs).
-
-    Returns ``(u, g, lam, res, steps, hessians)`` after convergence (``res <= tol lam``) or
-    ``budget`` products.
-    """
-    dim = u.size
-    r = g - lam * u
-    res = float(np.linalg.norm(r))
-    delta = min(1.0, max(10.0 * res / lam, 1e-3)) if lam > 0 else 1.0
-    steps = hessians = 0
-    B = None
-    while steps < budget and not res <= tol * abs(lam):
-        if B is None:
-            H = hessian(u)
-            hessians += 1
-            Pu = np.eye(dim) - np.outer(u, u)
-            B = Pu @ (2.0 * H - lam * np.eye(dim)) @ Pu
-            B = 0.5 * (B + B.T)
-            d, E = np.linalg.eigh(B - (np.abs(B).sum() + lam) * np.outer(u, u))
-        c = E.T @ r
-        top = float(d[-1])
-        if top < 0 and np.linalg.norm(c / d) <= delta:             # the Newton step fits
-            s = -E @ (c / d)
-        else:                                       # on the boundary: ||s(mu)|| = delta
-            lo = max(top, 0.0)
-            hi = lo + np.linalg.norm(c) / delta + abs(lo) + 1e-300
-            for _ in range(100):
-                mid = 0.5 * (lo + hi)
-                if np.linalg.norm(c / (mid - d)) > delta:
-                    lo = mid
-                else:
-                    hi = mid
-                if hi - lo <= 1e-12 * hi:
-                    break
-            s = E @ (c / (hi - d))
-        pred = float(r @ s + 0.5 * s @ (B @ s))
-        new = u + s
-        new /= np.linalg.norm(new)
-        gn = deflated(new[:, None])[:, 0]
-        fn = float(new @ gn)
-        steps += 1
-        rn = gn - fn * new
-        resn = float(np.linalg.norm(rn))
-        rho = (fn - lam) / (3.0 * pred) if pred > 0 else -1.0
-        norm_s = float(np.linalg.norm(s))
-        if rho < 0.25:
-            delta = 0.25 * norm_s
-        elif rho > 0.75 and norm_s >= 0.99 * delta:
-            delta = min(2.0 * delta, 1.0)
-        if rho > 0.1 or (fn >= lam - 1e-12 * abs(lam) and resn < res):
-            if resn > 0.3 * res or rho < 0.5:   # keep the Hessian while it serves (chord)
-                B = None
-            u, g, lam, r, res = new, gn, fn, rn, resn
-    return u, g, lam, res, steps, hessians
-
-
-def tensor_power_method(products, dim: int, n_components: int, *, n_restarts: int = 10,
-                        max_iter: int = 100, tol: float = 1e-8, shift: float = 0.0,
-                        adaptive_shift: bool = True, anderson: int = 5, hessian=None,
-                        selection_products=None, rng: np.random.Generator) -> PowerResult:
-    """Robust tensor power method with deflation (Anandkumar et al., JMLR 2014, Algorithm 1).
-
-    For a symmetric ``dim x dim x dim`` tensor ``T`` given only by ``products(U)``, which
-    returns ``T(I, u, u)`` for every column ``u`` of a ``(dim, r)`` block, finds
-    ``n_components`` eigenpairs one at a time. At step ``j``, ``n_restarts`` starts iterate
-
-        u <- (T_j(I, u, u) + alpha u) / ||T_j(I, u, u) + alpha u||
-
-    on the deflated tensor ``T_j = T - sum_{i<j} lambda_i v_i (x) v_i (x) v_i`` (applied
-    implicitly: ``T_j(I, U, U) = products(U) - V_j diag(lambda) (V_j' U)^2``) until the
-    relative eigen-residual ``||T_j(I, u, u) - lambda u|| <= tol |lambda|`` (with
-    ``lambda = T_j(u, u, u)``) or ``max_iter`` iterations; the start with the largest
-    ``lambda`` becomes ``(lambda_j, v_j)``, with the sign making ``lambda_j >= 0``.
-
-    ``alpha`` is the shift of SS-HOPM (Kolda and Mayo, 2011). With ``adaptive_shift=False``
-    it stays ``shift`` and every step is taken as computed (``shift=0``: the plain power
-    iteration, which can cycle without converging on a noisy tensor; ``anderson`` is then
-    ignored). With ``adaptive_shift=True`` a step that does not increase ``T_j(u, u, u)`` is
-    rejected and retried with ``alpha`` doubled (at least ``|lambda|``), and ``alpha`` halves
-    back towards ``shift`` after every accepted step: the iteration is then monotone, as
-    SS-HOPM with a large enough shift is, but takes the unshifted, fast steps wherever they
-    already ascend.
-
-    Acceleration (``adaptive_shift=True`` and ``anderson = m > 0``): once a start's relative
-    eigen-residual is below :data:`ANDERSON_START`, its steps are Anderson-extrapolated
-    from its last ``m`` iterates (:func:`_anderson`), which costs no extra tensor product.
-    Near an eigenvector the iteration is linear with rate ``max |2 h_i + alpha| / (lambda +
-    alpha)`` over the eigenvalues ``h_i`` of ``T_j(I, I, v)`` orthogonal to ``v``; on real
-    data some ``2 h_i / lambda`` sit near +1 or -1 (bibtex, K = 150: up to 0.99 and down to
-    -0.99), where the plain steps need hundreds of iterations and the extrapolated ones a
-    few tens (the secant steps converge like GMRES on the linearised iteration). An
-    extrapolated step is kept only if it does not decrease ``T_j(u, u, u)`` either (it is
-    otherwise dropped with the start's history, without growing ``alpha``), so the limit is
-    the local maximum the plain monotone iteration climbs to. A start still unconverged
-    after :data:`NEWTON_AFTER` iterations alone is climbing a ridge (residuals that stall
-    or grow while ``T_j(u, u, u)`` creeps up; bibtex, K = 150: about one eigenpair in ten,
-    some of which took 300+ plain iterations) and finishes with trust-region Newton steps
-    (:func:`_trust_region`, from ``hessian(u) = T(I, I, u)``, or from ``2 dim`` products by
-    polarisation when ``hessian`` is None), which ascend too and converge in a few steps.
-    ``anderson=0`` gives the unaccelerated method (neither extrapolation nor Newton steps).
-
-    ``selection_products``, if given, is a cheaper, less accurate ``products`` (e.g. single
-    precision) used for the :data:`SELECTION_ITERATIONS` of the starts, whose only role is
-    to rank them; a start is iterated and tested with ``products`` before it is kept, so
-    every returned eigenpair meets ``tol`` with the exact products. The ranking, and with it
-    the order of deflation, can then differ from the exact one.
-
-    The starts are iterated together (``products`` of ``(dim, r)`` blocks: one BLAS-3 pass
-    for all of them) and the pool is carried from one deflation step to the next: only the
-    chosen start is replaced by a fresh random unit vector, while the others, which usually
-    sit near eigenvectors not yet deflated, start the next step where they stopped. As in
-    the paper's algorithm, every start runs a few iterations (:data:`SELECTION_ITERATIONS`),
-    the one with the largest ``lambda`` is then iterated alone until it converges (or
-    ``max_iter`` iterations in all), and the others keep their progress for the next step.
-    Every step thus compares ``n_restarts`` candidates for the price of about one fresh
-    start. Deflation is applied to the carried products as a rank-one update
-    (``T_j(I, u, u) = T_{j-1}(I, u, u) - lambda_{j-1} (v_{j-1}' u)^2 v_{j-1}``), so a step
-    starts with one new product, the fresh start's.
-
-    Returns
-    -------
-    PowerResult
-    """
-    pool = _unit_columns(rng, dim, n_restarts)
-    lams = np.zeros(n_components)
-    V = np.zeros((dim, n_components))
-    n_iter = np.zeros(n_components, dtype=np.int64)
-    converged = np.zeros(n_components, dtype=bool)
-    m = int(anderson) if adaptive_shift else 0
-    n_products = n_hessians = 0
-    eps = 1e-12
-    rough_selection = selection_products is not None
-    selection_products = products if selection_products is None else selection_products
-    exact = np.ones(n_restarts, dtype=bool)
-    fresh = 0                                  # the start replaced after the previous step
-
-    for j in range(n_components):
-        Vj, lj = V[:, :j], lams[:j]
-
-        def deflated(U, Vj=Vj, lj=lj, rough=False):
-            out = (selection_products if rough else products)(U)
-            if Vj.shape[1]:
-                out -= Vj @ (lj[:, None] * (Vj.T @ U) ** 2)
-            return out
-
-        if j == 0:
-            P = deflated(pool, rough=True)                          # T_j(I, u, u)
-            n_products += n_restarts
-            exact[:] = not rough_selection
-        else:                          # T_j = T_{j-1} - lambda v (x) v (x) v: no new products
-            P -= np.outer(lams[j - 1] * V[:, j - 1], (V[:, j - 1] @ pool) ** 2)
-            P[:, fresh] = deflated(pool[:, fresh:fresh + 1], rough=True)[:, 0]
-            n_products += 1
-            exact[fresh] = not rough_selection
-        f = np.einsum("ij,ij->j", pool, P)                          # T_j(u, u, u)
-        res = np.linalg.norm(P - pool * f, axis=0)
-        alpha = np.full(n_restarts, float(shift))
-        iters = np.zeros(n_restarts, dtype=np.int64)
-        hx = np.zeros((n_restarts, m + 1, dim))   # the deflated map changed: fresh histories
-        hr = np.zeros((n_restarts, m + 1, dim))
-        hn = np.zeros(n_restarts, dtype=np.int64)
-
-        def hessian_j(u, Vj=Vj, lj=lj):
-            H = hessian(u) if hessian is not None else _polarised_hessian(products, u)
-            if Vj.shape[1]:
-                H = H - (Vj * (lj * (Vj.T @ u))) @ Vj.T
-            return H
-
-        def residual_ok(res, f):
-            return (res <= tol * np.abs(f)) | ~(np.abs(f) > 0) & ~(res > 0)
-
-        active = ~residual_ok(res, f)
-
-        def confirm(c, P=P, f=f, res=res, active=active, hn=hn):
-            """Recompute start c's product exactly (it was last iterated with the rough one)."""
-            P[:, c] = deflated(pool[:, c:c + 1])[:, 0]
-            f[c] = pool[:, c] @ P[:, c]
-            res[c] = np.linalg.norm(P[:, c] - f[c] * pool[:, c])
-            exact[c] = True
-            active[c] = not residual_ok(res[c], f[c])
-            if f[c] < 0:
-                pool[:, c] *= -1.0
-                f[c] *= -1.0
-            hn[c] = 0
-            return 1
-
-        for it in range(max_iter):
-            neg = f < 0
-            pool[:, neg] *= -1.0                                   # T(-u,-u,-u) = -T(u,u,u)
-            f[neg] *= -1.0
-            if m and neg.any():
-                hn[neg] = 0
-            lead = int(np.argmax(f))
-            while not exact[lead] and (it >= SELECTION_ITERATIONS or not active[lead]):
-                n_products += confirm(lead)                        # lead with exact products
-                lead = int(np.argmax(f))
-            if not active[lead]:                                   # the leading start converged
-                break
-            if m and it >= SELECTION_ITERATIONS + NEWTON_AFTER:   # still climbing: Newton
-                u, g, lam, r, steps, nh = _trust_region(
-                    deflated, hessian_j, pool[:, lead], P[:, lead], f[lead],
-                    tol=tol, budget=max_iter - it)
-                pool[:, lead], P[:, lead], f[lead], res[lead] = u, g, lam, r
-                iters[lead] += steps
-                n_products += steps + (0 if hessian is not None else 2 * dim * nh)
-                n_hessians += nh
-                active[lead] = not residual_ok(np.array([r]), np.array([lam]))[0]
-                break
-            idx = np.flatnonzero(active) if it < SELECTION_ITERATIONS else np.array([lead])
-            U, Pi = pool[:, idx], P[:, idx]
-            new = Pi + alpha[idx] * U
-            norms = np.linalg.norm(new, axis=0)
-            dead = ~(norms > 0.0)                                  # nothing left to follow
-            new[:, dead] = U[:, dead]
-            new[:, ~dead] /= norms[~dead]
-            extra = np.zeros(idx.size, dtype=bool)
-            if m and it >= SELECTION_ITERATIONS:                  # the chosen start, alone
-                near = ~dead & (res[idx] <= ANDERSON_START * f[idx])
-                hn[idx[~near]] = 0
-                if near.any():
-                    c = idx[near]
-                    hx[c, :-1] = hx[c, 1:]
-                    hr[c, :-1] = hr[c, 1:]
-                    hx[c, -1] = U[:, near].T
-                    hr[c, -1] = (new[:, near] - U[:, near]).T
-                    hn[c] = np.minimum(hn[c] + 1, m + 1)
-                    ext = hn[c] >= 2
-                    if ext.any():
-                        y = _anderson(hx[c[ext]], hr[c[ext]], hn[c[ext]]).T
-                        ny = np.linalg.norm(y, axis=0)
-                        fine = np.isfinite(ny) & (ny > 0)
-                        cols = np.flatnonzero(near)[ext][fine]
-                        new[:, cols] = y[:, fine] / ny[fine]
-                        extra[cols] = True
-            selecting = it < SELECTION_ITERATIONS
-            Pn = deflated(new, rough=selecting)
-            n_products += idx.size
-            fn = np.einsum("ij,ij->j", new, Pn)
-            iters[idx] += 1
-            if adaptive_shift:
-                ok = fn >= f[idx] - eps * np.abs(f[idx])
-                grow = np.maximum(2.0 * alpha[idx], np.abs(f[idx]))
-                alpha[idx] = np.where(ok, np.maximum(float(shift), 0.5 * alpha[idx]),
-                                      np.where(extra, alpha[idx], grow))
-                if m:
-                    hn[idx[~ok]] = 0                               # restart the secant model
-            else:
-                ok = np.ones(idx.size, dtype=bool)
-            acc = idx[ok]
-            resn = np.linalg.norm(Pn[:, ok] - new[:, ok] * fn[ok], axis=0)
-            pool[:, acc], P[:, acc], f[acc], res[acc] = new[:, ok], Pn[:, ok], fn[ok], resn
-            exact[acc] = not (selecting and rough_selection)
-            done = residual_ok(resn, fn[ok]) | dead[ok]
-            active[acc[done]] = False
-        neg = f < 0
-        pool[:, neg] *= -1.0
-        f[neg] *= -1.0
-        best = int(np.argmax(f))
-        while not exact[best]:                                     # max_iter ran out rough
-            n_products += confirm(best)
-            best = int(np.argmax(f))
-        lams[j] = f[best]
-        V[:, j] = pool[:, best]
-        n_iter[j] = iters[best]
-        converged[j] = not active[best]
-        pool[:, best] = _unit_columns(rng, dim, 1)[:, 0]
-        fresh = best
-    return PowerResult(eigenvalues=lams, eigenvectors=V, n_iter=n_iter, converged=converged,
-                       n_products=n_products, n_hessians=n_hessians)
-
-
-def second_moment_eigenpairs(X: sp.csr_matrix, rank: int, *, moments: str,
-                             rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Top-``rank`` eigenpairs of the word co-occurrence moment ``M2`` (Algorithm 1, step 2).
-
-    ``moments="paper"``: ``M2 = X'X / sum_d m_d^2``; ``"unbiased"``: pairs of distinct tokens,
-    ``M2 = (X'X - diag(X'1)) / sum_d m_d (m_d - 1)`` (``m_d = sum_v x_dv``). ``M2`` is used
-    through products ``X'(X V)`` only (formed only up to :data:`DENSE_EIG_MAX` features).
-    Eigenvalues that are not positive, or below ``1e-10`` of the largest, are dropped, so
-    fewer than ``rank`` pairs can come back. The whitening matrix is
-    ``W = evecs / sqrt(evals)``, with ``W' M2 W = I``.
-    """
-    n, d = X.shape
-    unbiased = moments == "unbiased"
-    m = np.asarray(X.sum(axis=1)).ravel()
-    z = float(np.sum(m * (m - 1.0))) if unbiased else float(np.sum(m * m))
-    z = z if z > 0 else 1.0
-    f = np.asarray(X.sum(axis=0)).ravel()
-    Xt = X.T.tocsr()
-
-    def products(V):
-        out = np.asarray(Xt @ np.asarray(X @ V))
-        if unbiased:
-            out -= f[:, None] * V
-        return out / z
-
-    def dense():
-        M = (Xt @ X).toarray()
-        if unbiased:
-            M[np.diag_indices(d)] -= f
-        return M / z
-
-    evals, evecs = top_eigenpairs(products, d, rank, rng=rng, dense=dense)
-    keep = (evals > 0) & (evals > _EIG_RCOND * (float(evals[0]) if evals.size else 0.0))
-    return evals[keep], evecs[:, keep]
-
-
-class WhitenedMoments:
-    """Whitened third moment ``T = M3(W, W, W)`` and label cross-moment, never formed.
-
-    ``X`` holds word counts (0/1 for occurrences), ``W`` the ``(n_features, K)`` whitening
-    matrix, ``A = X W`` the whitened documents.
-
-    ``moments="paper"`` (the paper's eq. 18 and the authors' code)::
-
-        T = sum_d a_d (x) a_d (x) a_d / sum_d m_d^3                  (m_d = sum_v x_dv)
-
-    ``moments="unbiased"``: only triples of distinct word tokens of a document, the
-    estimator whose expectation is exactly ``sum_k pi_k mu_k (x) mu_k (x) mu_k`` when words are
-    exchangeable draws given ``h``::
-
-        E3_d = x (x) x (x) x - sum_v x_v (e_v e_v x + e_v x e_v + x e_v e_v) + 2 sum_v x_v e_v^(x)3
-        T    = sum_d E3_d(W, W, W) / sum_d m_d (m_d - 1) (m_d - 2)
-
-    (for 0/1 data: the entries of ``x (x) x (x) x`` with three distinct indices). Products cost
-    ``O(n K r + n_features K r)`` for an ``(K, r)`` block with ``B = X'A`` precomputed::
-
-        T(I, u, u) Z = A'(A u)^2 - 2 W'[(W u) (B u)] - B'(W u)^2 + 2 W'[f (W u)^2]
-
-    with ``f = X'1`` (word totals) and element-wise products.
-    """
-
-    def __init__(self, X: sp.csr_matrix, W: np.ndarray, *, moments: str):
-        self.X = X
-        self.W = W
-        self.moments = moments
-        m = np.asarray(X.sum(axis=1)).ravel()
-        self.A = np.asarray(X @ W)
-        if moments == "paper":
-            z = float(np.sum(m ** 3))
-            self.B = None
-            self.f = None
-        else:
-            z = float(np.sum(m * (m - 1.0) * (m - 2.0)))
-            self.B = np.asarray(X.T @ self.A)                         # X'X W
-            self.f = np.asarray(X.sum(axis=0)).ravel()
-        self.scale = 1.0 / z if z > 0 else 0.0
-        self._single = None
-
-    @property
-    def dim(self) -> int:
-        return self.W.shape[1]
-
-    def products(self, U: np.ndarray) -> np.ndarray:
-        """``T(I, u, u)`` for every column ``u`` of ``U`` (shape ``(K, r)``)."""
-        return self._products(U, self.A, self.W, self.B, self.f)
-
-    def single_products(self, U: np.ndarray) -> np.ndarray:
-        """:meth:`products` in single precision (float32 copies of ``A``, ``W``, ``B``, made on
-        first use; relative error about ``1e-7``), returned as float64: about 2.5 times faster
-        (half the memory traffic). :func:`tensor_power_method` uses it to rank its starts
-        only; every eigenpair it returns is iterated and tested with :meth:`products`."""
-        if self._single is None:
-            self._single = tuple(None if a is None else a.astype(np.float32)
-                                 for a in (self.A, self.W, self.B, self.f))
-        return self._products(U.astype(np.float32), *self._single).astype(np.float64)
-
-    def _products(self, U, A, W, B, f):
-        S = A @ U
-        out = A.T @ (S * S)
-        if B is not None:
-            WU = W @ U
-            BU = B @ U
-            out -= W.T @ (WU * (2.0 * BU - 2.0 * f[:, None] * WU))
-            out -= B.T @ (WU * WU)
-        out *= out.dtype.type(self.scale)
-        return out
-
-    def hessian(self, u: np.ndarray) -> np.ndarray:
-        """``T(I, I, u)``, the ``(K, K)`` matrix of ``v -> T(I, u, v)`` (``O(n K^2)``)::
-
-            H Z = A' diag(A u) A - S - S' - W' diag(B u - 2 f (W u)) W,   S = W' diag(W u) B
-
-        (the terms after the first for ``moments="unbiased"`` only).
-        """
-        H = self.A.T @ (self.A * (self.A @ u)[:, None])
-        if self.B is not None:
-            Wu = self.W @ u
-            S = self.W.T @ (self.B * Wu[:, None])
-            H -= S + S.T
-            H -= self.W.T @ (self.W * (self.B @ u - 2.0 * self.f * Wu)[:, None])
-        H *= self.scale
-        return H
-
-    def dense(self) -> np.ndarray:
-        """The explicit ``K x K x K`` tensor (``O(n K^3)``; for tests on small problems)."""
-        K = self.dim
-        T = np.einsum("di,dj,dl->ijl", self.A, self.A, self.A)
-        if self.B is not None:
-            W, B, f = self.W, self.B, self.f
-            WW = np.einsum("vi,vj->vij", W, W)
-            T -= np.einsum("vij,vl->ijl", WW, B)
-            T -= np.einsum("vil,vj->ijl", WW, B)
-            T -= np.einsum("vjl,vi->ijl", WW, B)
-            T += 2.0 * np.einsum("v,vi,vj,vl->ijl", f, W, W, W)
-        return T.reshape(K, K, K) * self.scale
-
-    def label_moments(self, Y: sp.csr_matrix, V: np.ndarray) -> np.ndarray:
-        """``Gamma[:, k] = u_k' M_L(W, W) u_k`` up to a constant (Algorithm 1, step 8).
-
-        ``paper``: ``Y'((X W V) * (X W V))``; ``unbiased``: pairs of distinct word tokens
-        only, ``Y'((X W V)^2 - X (W V)^2)``.
-        """
-        AV = self.A @ V
-        G = np.asarray(Y.T @ (AV * AV))
-        if self.B is not None:
-            WV = self.W @ V
-            G -= np.asarray(Y.T @ np.asarray(self.X @ (WV * WV)))
-        return G
 
 
 def non_count_value(X: sp.csr_matrix) -> float | None:
@@ -638,66 +56,6 @@ def _normalise_columns(P: np.ndarray) -> np.ndarray:
     P[:, ok] /= sums[ok]
     P[:, ~ok] = 1.0 / P.shape[0]
     return P
-
-
-# ---------------------------------------------------------------------------
-# Synthetic corpora from the model
-# ---------------------------------------------------------------------------
-
-def sample_corpus(n_samples: int, n_features: int, n_labels: int, n_topics: int, *,
-                  doc_length: float = 50.0, labels_per_doc: float = 3.0,
-                  word_concentration: float = 0.1, label_concentration: float = 0.1,
-                  prior=None, counts: bool = True, seed=None, truth=None):
-    """Documents drawn from the model: ``h ~ pi``, word tokens i.i.d. from ``P[v|h]``.
-
-    Each document draws ``h`` from ``pi`` (uniform unless ``prior`` is given), a length
-    ``m ~ 3 + Poisson(doc_length - 3)`` and ``m`` word tokens i.i.d. from ``mu_h = P[v|h]``
-    (topics drawn from a symmetric Dirichlet with ``word_concentration``); ``X`` holds the
-    token counts (``counts=True``) or their occurrence pattern. Label ``l`` is present
-    independently with probability ``r_hl = min(1, labels_per_doc * gamma_hl)`` (``gamma_h``
-    from a symmetric Dirichlet with ``label_concentration``), so ``P[l|h] = r_h / sum(r_h)``
-    exactly. Pass ``truth`` (a previous result's third element) to draw more documents from
-    the same model.
-
-    Returns
-    -------
-    X : csr_matrix of shape (n_samples, n_features)
-    Y : csr_matrix of shape (n_samples, n_labels)
-    truth : dict with ``pi`` (K,), ``words`` (n_features, K), ``labels`` (n_labels, K) and
-        ``topic`` (n_samples,), the latent state of each document.
-    """
-    rng = np.random.default_rng(seed)
-    K = n_topics
-    if truth is None:
-        pi = np.full(K, 1.0 / K) if prior is None else np.asarray(prior, dtype=float)
-        mu = rng.dirichlet(np.full(n_features, word_concentration), size=K).T
-        gamma = rng.dirichlet(np.full(n_labels, label_concentration), size=K).T
-        r = np.minimum(1.0, labels_per_doc * gamma)
-        truth = {"pi": pi / pi.sum(), "words": mu, "labels": r / r.sum(axis=0),
-                 "presence": r}
-    pi, mu, r = truth["pi"], truth["words"], truth["presence"]
-    h = rng.choice(K, size=n_samples, p=pi)
-    m = 3 + rng.poisson(max(doc_length - 3.0, 0.0), size=n_samples)
-    rows, cols = [], []
-    for k in range(K):
-        docs = np.flatnonzero(h == k)
-        if docs.size == 0:
-            continue
-        cdf = np.cumsum(mu[:, k])
-        cdf /= cdf[-1]
-        lengths = m[docs]
-        tokens = np.searchsorted(cdf, rng.random(int(lengths.sum())), side="right")
-        rows.append(np.repeat(docs, lengths))
-        cols.append(np.minimum(tokens, n_features - 1))
-    rows = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
-    cols = np.concatenate(cols) if cols else np.zeros(0, dtype=np.int64)
-    X = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n_samples, n_features))
-    X.sum_duplicates()
-    if not counts:
-        X.data[:] = 1.0
-    Ybool = rng.random((n_samples, n_labels)) < r[:, h].T
-    Y = sp.csr_matrix(Ybool.astype(np.float64))
-    return X, Y, {**truth, "topic": h}
 
 
 # ---------------------------------------------------------------------------
@@ -720,10 +78,11 @@ class MoM(BaseMethod):
        ``(sigma_k, omega_k)`` by Lanczos from products ``X'(X v)`` only, whitening
        ``W = Omega diag(sigma)^(-1/2)`` so that ``W' M2 W = I``.
     2. The whitened third moment ``T = M3(W, W, W)``, used only through ``T(I, u, u)``
-       computed from ``A = X W`` (:class:`WhitenedMoments`); its eigenpairs
-       ``(lambda_k, u_k)`` by the robust tensor power method with deflation
-       (:func:`tensor_power_method`). ``pi_k = lambda_k^-2`` (normalised to sum 1), and
-       ``P[v|h=k]`` is ``W^+ u_k = Omega diag(sigma)^(1/2) u_k`` clipped at 0 and normalised.
+       computed from ``A = X W`` (:class:`~mlx.numerics.moments.WhitenedMoments`); its
+       eigenpairs ``(lambda_k, u_k)`` by the robust tensor power method with deflation
+       (:func:`~mlx.numerics.tensor_power.tensor_power_method`). ``pi_k = lambda_k^-2``
+       (normalised to sum 1), and ``P[v|h=k]`` is ``W^+ u_k = Omega diag(sigma)^(1/2) u_k``
+       clipped at 0 and normalised.
     3. ``Gamma = Y'((X W U) * (X W U))``, clipped at 0, columns normalised: ``P[l|h]``.
 
     Prediction (Section 4), in log space: ``prediction="paper"``::
@@ -766,15 +125,15 @@ class MoM(BaseMethod):
     n_restarts : int >= 1, default=10
         Starts of the tensor power method per eigenpair (the authors' code: 1). Fewer are not
         faster: the starts not chosen carry over to the next deflation step, where they
-        give its chosen start a head start (bibtex, K = 150, fit on 80% of the training
-        rows: 10 starts 5.0-5.6 s CPU, 3 starts 7.2-7.5 s, 1 start 7.3-7.9 s, with a
-        validation AUC 0.003-0.005 lower).
+        give its chosen start a head start (``benchmarks/bench_mom.py --restarts`` times 10,
+        3 and 1 starts on bibtex, K = 150, with their validation AUC).
     max_iter : int >= 1, default=300
         Cap on the iterations of a deflation step (the authors' code: 1000); a power step,
         an extrapolated step or a Newton step (``anderson``) each counts as one.
     tol : float > 0, default=1e-6
         Convergence test on the relative eigen-residual,
-        ``||T_j(I, u, u) - lambda u|| <= tol * lambda`` (see :func:`tensor_power_method`).
+        ``||T_j(I, u, u) - lambda u|| <= tol * lambda`` (see
+        :func:`~mlx.numerics.tensor_power.tensor_power_method`).
     shift : float >= 0, default=0.0
         SS-HOPM shift ``alpha``: ``u <- T(I, u, u) + alpha u`` (the authors' code: 0); the
         smallest shift with ``adaptive_shift``.
@@ -789,14 +148,15 @@ class MoM(BaseMethod):
         ``anderson`` iterates, and trust-region Newton steps if it has not converged after
         30 iterations alone; both keep only ascending steps, so they reach the eigenpair
         the plain iteration converges to, in fewer iterations (bibtex, K = 150: median 22,
-        at most 52, every eigenpair converged, fit 4.6-5.7 s; with ``anderson=0``, the
-        unaccelerated method: median 49, 4 of 150 stopped at 300, fit 6.9-7.3 s). See
-        :func:`tensor_power_method`.
+        at most 52, every eigenpair converged; with ``anderson=0``, the unaccelerated
+        method: median 49, 4 of 150 stopped at 300; ``benchmarks/bench_mom.py --baseline``
+        times both). See :func:`~mlx.numerics.tensor_power.tensor_power_method`.
     selection_precision : {"double", "single"}, default="double"
         Precision of the products that rank the ``n_restarts`` starts in each deflation step
-        (:data:`SELECTION_ITERATIONS` iterations each, most of the power method's work).
-        ``"single"``: float32 copies of the whitened data, about 2.5 times faster per
-        product (bibtex, K = 150: fit 3.8-4.5 s instead of 4.6-5.7 s); the chosen start is
+        (:data:`~mlx.numerics.tensor_power.SELECTION_ITERATIONS` iterations each, most of
+        the power method's work). ``"single"``: float32 copies of the whitened data, faster
+        per product (``benchmarks/bench_mom.py --single`` and ``--tensor`` time the fit and
+        the products); the chosen start is
         still iterated to ``tol`` in double precision, but float32 rounding can change which
         start ranks first, so the order of deflation, and from there the decomposition,
         differ from the default's (on bibtex from the 30th eigenpair on; validation AUC
@@ -861,8 +221,9 @@ class MoM(BaseMethod):
     ``K (n_restarts SELECTION_ITERATIONS + 25)`` of them, in blocks of ``n_restarts``) and
     ``O((n + n_features) K^2)`` per Newton step; pass 3 ``O(nnz(Y) K + n K^2)``. Memory:
     ``X``, ``A`` and ``O(n_features K + K^2)``; ``M2`` is formed only up to
-    :data:`DENSE_EIG_MAX` features and the ``K^3`` tensor never (module docstring: it is
-    not faster where it fits). BLAS runs on one thread during ``fit``.
+    :data:`~mlx.numerics.eigen.DENSE_EIG_MAX` features and the ``K^3`` tensor never
+    (:mod:`mlx.numerics.moments`: it is not faster where it fits). BLAS runs on one thread
+    during ``fit``.
 
     References
     ----------
@@ -982,9 +343,9 @@ class MoM(BaseMethod):
         -----
         BLAS runs on one thread during the fit: its dense products are Lanczos vectors and
         ``(n, K)`` by ``(K, r <= n_restarts)`` blocks, which threads do not speed up and, on
-        a loaded machine, slow down many times (bibtex, K = 150, 2 threads next to other
-        jobs: whitening 1.2 s to 6 s); the fitted numbers then do not depend on the
-        caller's thread setting either.
+        a loaded machine, slow down many times (``benchmarks/bench_mom.py --threads-whiten``
+        times the whitening pass on 1 and 2 BLAS threads); the fitted numbers then do not
+        depend on the caller's thread setting either.
         """
         self._validate_params()
         with threadpool_limits(limits=1):

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from mlx.data.synthetic import make_low_rank_multilabel, make_multiclass
+from mlx.data.synthetic import make_low_rank_multilabel, make_multiclass, sample_corpus
 
 
 def same(a, b):
@@ -85,3 +85,15 @@ def test_multiclass():
     assert split.train.Y.shape == (50, 3) and split.test.X.shape == (20, 4)
     assert np.all(np.diff(split.train.Y.indptr) == 1)
     assert same(split.train.X, again.train.X) and same(split.test.Y, again.test.Y)
+
+
+def test_sample_corpus_draws_from_the_model():
+    X, Y, truth = sample_corpus(20000, 15, 6, 2, doc_length=10.0, labels_per_doc=2.0,
+                                prior=[0.7, 0.3], seed=0)
+    h = truth["topic"]
+    assert abs(np.mean(h == 0) - 0.7) < 0.02
+    words = np.asarray(X[h == 1].sum(axis=0)).ravel()
+    np.testing.assert_allclose(words / words.sum(), truth["words"][:, 1], atol=0.01)
+    labels = np.asarray(Y[h == 0].mean(axis=0)).ravel()
+    np.testing.assert_allclose(labels, truth["presence"][:, 0], atol=0.02)
+    np.testing.assert_allclose(truth["labels"].sum(axis=0), 1.0)

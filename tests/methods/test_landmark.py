@@ -1,17 +1,17 @@
 """Landmarking (Kar and Jain 2012): RegLand against kernel ridge regression, Forward Greedy
-Selection against planted supports and least squares, ORLand's objective, gradient and
-threshold rule, KR against a brute-force loop, and the documented bad-input messages."""
+Selection against planted supports and least squares, ORLand's predictions (its objective and
+solver: tests/numerics/test_exc.py), KR against a brute-force loop, and the documented
+bad-input messages."""
 
 import math
 
 import numpy as np
 import pytest
-import scipy.optimize as so
 import scipy.sparse as sp
 
 from mlx.methods import METHODS
 from mlx.methods.base import FitContext, InvalidParameterError
-from mlx.methods.landmark import Landmark, exc_descent, exc_levels, exc_objective
+from mlx.methods.landmark import Landmark
 from mlx.numerics.fgs import forward_greedy_selection
 from mlx.numerics.similarity import similarity
 
@@ -160,55 +160,6 @@ def test_default_sparsity_is_half_the_landmarks():
 
 
 # ============================================================================ ORLand
-@pytest.mark.parametrize("margin", [0.1, 0.25, 0.5])
-@pytest.mark.parametrize("n_penalised", [4, 5])
-def test_exc_gradient_matches_finite_differences(margin, n_penalised):
-    rng = np.random.default_rng(int(margin * 100) + n_penalised)
-    n, m, r = 40, 5, 4
-    Z = rng.normal(size=(n, m))
-    k = rng.integers(0, r, size=n)
-    C = 0.7
-    for _ in range(3):
-        w = rng.normal(size=m) * 2
-        value, grad = exc_objective(w, Z, k, r, C, margin, n_penalised)
-        h = 1e-6
-        fd = np.array([(exc_objective(w + h * e, Z, k, r, C, margin, n_penalised)[0]
-                        - exc_objective(w - h * e, Z, k, r, C, margin, n_penalised)[0]) / (2 * h)
-                       for e in np.eye(m)])
-        np.testing.assert_allclose(grad, fd, rtol=1e-6, atol=1e-6)
-        assert value >= 0.5 * w[:n_penalised] @ w[:n_penalised]
-
-
-def test_exc_objective_value_by_hand():
-    Z = np.array([[1.0], [1.0], [1.0]])
-    k = np.array([0, 1, 2])                              # thresholds 0.5, 1.5
-    # f = 1 for all: level 0 upper violation 0.25 + 1 - 0.5 = 0.75; level 1 inside by
-    # 0.5 >= 0.25 on both sides; level 2 lower violation 0.25 - (1 - 1.5) = 0.75.
-    value, _ = exc_objective(np.array([1.0]), Z, k, 3, 2.0, 0.25)
-    assert value == pytest.approx(0.5 + 2.0 * (0.75 ** 2 + 0.75 ** 2))
-
-
-def test_exc_descent_reaches_the_minimum():
-    rng = np.random.default_rng(7)
-    n, m, r = 200, 6, 5
-    Z = np.hstack([rng.normal(size=(n, m - 1)), np.ones((n, 1))])
-    k = np.clip(np.round(Z[:, :3].sum(axis=1) + 2 + 0.3 * rng.normal(size=n)), 0, r - 1)
-    k = k.astype(np.int64)
-    for C in (1.0, 1e4):
-        res = exc_descent(Z, k, r, C=C, margin=0.25, n_penalised=m - 1, max_iter=500, tol=1e-8)
-        ref = so.minimize(exc_objective, np.zeros(m), args=(Z, k, r, C, 0.25, m - 1),
-                          jac=True, method="L-BFGS-B", options={"ftol": 1e-15, "gtol": 1e-10,
-                                                                "maxiter": 10000})
-        assert res.converged and res.n_iter < 100
-        assert res.objective <= ref.fun * (1 + 1e-8) + 1e-10
-        assert res.objective == pytest.approx(ref.fun, rel=1e-7)
-
-
-def test_exc_levels_thresholds():
-    s = np.array([-3.0, 0.5, 0.5000001, 1.5, 1.6, 2.5, 9.0])
-    np.testing.assert_array_equal(exc_levels(s, 3), [0, 0, 1, 1, 2, 2, 2])
-
-
 def test_orland_predicts_training_levels_monotone_in_its_latent_score():
     X, y = _ordinal(0)
     model = Landmark(model="orland", task="ordinal", n_landmarks=30, random_state=1).fit(X, y)
