@@ -54,7 +54,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlx.data.dataset import canonical_csr
-from mlx.errors import ConfigError, NotFittedError, UnknownNameError, suggest
+from mlx import errors
+from mlx.errors import ConfigError, UnknownNameError, suggest
 from mlx.registry import Registry
 
 __all__ = [
@@ -131,7 +132,8 @@ class Step:
     def transform(self, X: sp.csr_matrix) -> sp.csr_matrix:
         """Apply the fitted step; returns a new canonical CSR matrix."""
         if self.n_features_in_ is None:
-            raise NotFittedError(f"This {self.name} step is not fitted yet. Call 'fit' first.")
+            raise errors.NotFittedError(f"This {self.name} step is not fitted yet. "
+                                        "Call 'fit' first.")
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"preprocessing step {self.name!r}: X has {X.shape[1]} features "
                              f"but the step was fitted on {self.n_features_in_}")
@@ -372,7 +374,7 @@ class Preprocessor:
     def transform(self, X) -> sp.csr_matrix:
         """Apply the fitted steps; returns a new canonical float64 CSR matrix."""
         if self.n_features_in_ is None:
-            raise NotFittedError("This Preprocessor instance is not fitted yet. Call 'fit' first.")
+            raise errors.NotFittedError("This Preprocessor instance is not fitted yet. Call 'fit' first.")
         X = _as_csr(X)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"Preprocessor.transform: X has {X.shape[1]} features but the "
