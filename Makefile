@@ -13,11 +13,12 @@ PYTEST_ARGS ?=
 .DEFAULT_GOAL := help
 include tables.mk
 
-.PHONY: run test test-all test-browser smoke validate bench mutants install data clean help benchmark-multilabel
+.PHONY: run lint test test-all test-browser smoke validate bench mutants install data clean help benchmark-multilabel
 
 help:
 	@echo "make run       run configs/bibtex.yaml (installs into $(VENV), finds or fetches bibtex)"
-	@echo "make test      install and run the test suite (slow reproductions excluded) and the smoke run"
+	@echo "make test      install, lint, run the test suite (slow reproductions excluded) and the smoke run"
+	@echo "make lint      ruff check mlx tests benchmarks"
 	@echo "make test-all  the test suite including slow tests"
 	@echo "make test-browser  install Debian's chromium if missing, then load an mlx report in it headless"
 	@echo "make validate  check every config under configs/"
@@ -41,7 +42,10 @@ data: $(STAMP)
 run: data
 	$(BIN)/mlx run configs/bibtex.yaml
 
-test: $(STAMP)
+lint: $(STAMP)
+	$(BIN)/ruff check mlx tests benchmarks
+
+test: $(STAMP) lint
 	$(BIN)/python -m pytest -q -m "not slow" $(PYTEST_ARGS)
 	$(BIN)/mlx validate configs/*.yaml configs/lsvv/*.yaml configs/similarity/*.yaml
 	@smoke=$$(mktemp -d) && trap 'rm -rf "$$smoke"' EXIT && \
