@@ -120,8 +120,8 @@ def main() -> int:
           f"{train.Y.nnz} (instance, positive) pairs; k/L=20% -> rank {rank}")
 
     # -- WARP kernel: compile time, then time per epoch -----------------------------------
-    from mlx.numerics.warp import _warp_epoch, warp_epoch
     from mlx.methods.wsabie import WSABIE
+    from mlx.numerics.warp import _warp_epoch, warp_epoch
 
     tiny_x = sp.csr_matrix(np.ones((2, 3)))
     tiny_y = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 1.0]]))

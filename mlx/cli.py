@@ -192,9 +192,8 @@ def validate(configs):
     from mlx.config import load_config
     from mlx.data.catalog import find_files
     from mlx.overrides import is_override
-    from mlx.runner.sweep import expand
-
     from mlx.runner.preflight import preflight, skipped_entries
+    from mlx.runner.sweep import expand
 
     overrides = _overrides([a for a in configs if is_override(a) and not os.path.isfile(a)])
     configs = [a for a in configs if a not in overrides]
@@ -302,9 +301,7 @@ def _describe_method(cls) -> None:
 @cli.command("metrics")
 def metrics_cmd():
     """List the metric names a config may use."""
-    from mlx.metrics import metric_names
-
-    from mlx.metrics import parse_metric
+    from mlx.metrics import metric_names, parse_metric
 
     for name in metric_names():
         tasks = ", ".join(sorted(parse_metric(name.replace("<k>", "1")).family.tasks))

@@ -17,8 +17,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mlx.errors import ConfigError, MlxError, suggest
-from mlx.validation import (as_bool, as_float, as_int, as_list, as_ratio, as_str, check_keys,
-                            read_yaml, shown, type_name)
+from mlx.validation import (
+    as_bool,
+    as_float,
+    as_int,
+    as_list,
+    as_ratio,
+    as_str,
+    check_keys,
+    read_yaml,
+    shown,
+    type_name,
+)
 
 __all__ = ["Config", "EvaluationSpec", "MethodSpec", "SelectionSpec", "SplitSpec",
            "load_config", "parse_config"]

@@ -107,8 +107,8 @@ def _figures(frame: pd.DataFrame, prefix: str, percent: bool | None = None
              ) -> list[tuple[str, str, dict]]:
     """(element id, title, Plotly figure as a dict) for every axis and panel of a run."""
     from mlx.metrics import parse_metric
-    from mlx.tables.plot import figure_data, line_points, use_log_x, x_label
     from mlx.tables.build import select_rows
+    from mlx.tables.plot import figure_data, use_log_x, x_label
     from mlx.tables.spec import metric_style
     from mlx.tables.units import in_unit
 
@@ -440,8 +440,7 @@ def build_report(targets, *, title: str | None = None,
 
     for target in targets:
         if _is_spec(str(target)):
-            from mlx.tables.own import (build_own, is_own_spec, load_own_spec,
-                                        read_own_sources)
+            from mlx.tables.own import build_own, is_own_spec, load_own_spec, read_own_sources
             from mlx.validation import read_yaml
 
             raw = read_yaml(target, empty_hint="a table spec needs at least 'metrics'")

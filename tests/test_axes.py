@@ -20,7 +20,8 @@ from mlx.tables import plot
 from mlx.tables.build import build_table
 from mlx.tables.compare import compare_spec
 from mlx.tables.paired import CSV_COLUMNS, paired_comparison
-from mlx.tables.spec import AXES as SPEC_LAYOUT_AXES, FIGURE_X, NUMERIC_AXES, parse_spec
+from mlx.tables.spec import AXES as SPEC_LAYOUT_AXES
+from mlx.tables.spec import FIGURE_X, NUMERIC_AXES, parse_spec
 
 # Two values of each setting axis, and the value every other row has.
 TWO = {"dataset": ("bibtex", "delicious"), "label": ("LEML-SQ", "LEML-LR"),

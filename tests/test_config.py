@@ -142,8 +142,9 @@ def test_every_shipped_config_validates():
                                          ("-1e-2", -0.01), (".5e1", 5.0), ("1.0e+6", 1e6),
                                          ("1_000.5", 1000.5), ("0.25", 0.25)])
 def test_scientific_notation_is_a_float_as_in_yaml_1_2(text, value):
-    from mlx.validation import _Loader
     import yaml
+
+    from mlx.validation import _Loader
 
     loaded = yaml.load(f"a: {text}", Loader=_Loader)["a"]   # noqa: S506 - a SafeLoader
     assert type(loaded) is float and loaded == value
@@ -151,8 +152,9 @@ def test_scientific_notation_is_a_float_as_in_yaml_1_2(text, value):
 
 @pytest.mark.parametrize("text", ["1e", "e3", "1e3.5", "1e3x", "0x1e3"])
 def test_what_is_not_a_number_stays_a_string(text):
-    from mlx.validation import _Loader
     import yaml
+
+    from mlx.validation import _Loader
 
     assert not isinstance(yaml.load(f"a: {text}", Loader=_Loader)["a"], float)  # noqa: S506
 

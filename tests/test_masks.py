@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from mlx.seeding import rng_for, seed_for
 from mlx.masks import (
     MaskSampler,
     apply_mask,
     observed_mask,
     observed_or_none,
 )
+from mlx.seeding import rng_for, seed_for
 
 RATIOS = [0.05, 0.2, 0.4, 0.6, 0.8, 1.0]
 

@@ -55,8 +55,9 @@ def test_foreign_module_without_version_is_detected(monkeypatch):
 
 
 def test_console_script_does_not_use_dunder_main():
-    import tomllib
     from pathlib import Path
+
+    import tomllib
 
     pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
     assert pyproject["project"]["scripts"]["mlx"] == "mlx.cli:main"

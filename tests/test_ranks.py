@@ -6,8 +6,14 @@ import numpy as np
 import pytest
 from scipy.stats import friedmanchisquare
 
-from mlx.ranks import (average_ranks, cliques, critical_difference, friedman, nemenyi_q,
-                       plot_cd_diagram)
+from mlx.ranks import (
+    average_ranks,
+    cliques,
+    critical_difference,
+    friedman,
+    nemenyi_q,
+    plot_cd_diagram,
+)
 
 
 def test_average_ranks_with_ties_and_direction():

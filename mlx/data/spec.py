@@ -368,8 +368,8 @@ def _from_synthetic(node: dict, source, key_path) -> DatasetSpec:
 
 def _check_synthetic_size(task: str, values: dict, source, kp) -> None:
     """Refuse up front generator parameters whose data would not fit in memory."""
-    from mlx.data.synthetic import memory_bytes
     from mlx.data.lineparse import available_memory
+    from mlx.data.synthetic import memory_bytes
 
     need = memory_bytes(task, values)
     avail, where = available_memory()

@@ -17,8 +17,15 @@ import scipy.sparse as sp
 
 from mlx.methods._auto import AutoChoice, fit_holdout, is_auto, log_grid, record
 from mlx.methods._validation import check_fit_data, check_n_features
-from mlx.methods.base import (METHODS, BaseMethod, Interval, InvalidParameterError, StrOptions,
-                              TaskOptions, check_is_fitted)
+from mlx.methods.base import (
+    METHODS,
+    BaseMethod,
+    Interval,
+    InvalidParameterError,
+    StrOptions,
+    TaskOptions,
+    check_is_fitted,
+)
 from mlx.numerics.cg import block_cg
 from mlx.numerics.regpath import RidgePath
 from mlx.numerics.ridge import PSDFactor, psd_solve, ridge

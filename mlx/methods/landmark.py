@@ -18,12 +18,26 @@ import scipy.sparse as sp
 
 from mlx.methods._auto import fit_holdout, is_auto, log_grid
 from mlx.methods._validation import check_n_features
-from mlx.methods.base import (BOOL, METHODS, BaseMethod, FitContext, Interval,
-                              InvalidParameterError, StrOptions, TaskOptions, check_is_fitted)
+from mlx.methods.base import (
+    BOOL,
+    METHODS,
+    BaseMethod,
+    FitContext,
+    Interval,
+    InvalidParameterError,
+    StrOptions,
+    TaskOptions,
+    check_is_fitted,
+)
 from mlx.numerics.exc import exc_descent, exc_levels
 from mlx.numerics.fgs import forward_greedy_selection
-from mlx.numerics.similarity import (SIMILARITIES, NonFiniteSimilarityError, mean_distance,
-                                     nadaraya_watson, similarity)
+from mlx.numerics.similarity import (
+    SIMILARITIES,
+    NonFiniteSimilarityError,
+    mean_distance,
+    nadaraya_watson,
+    similarity,
+)
 from mlx.tasks.ordinal import nearest_level
 
 __all__ = ["Landmark"]

@@ -13,9 +13,9 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from mlx.errors import DivergenceError
-from mlx.methods._status import settled
 from mlx.methods._auto import fit_holdout, is_auto, log_grid
 from mlx.methods._scale import SCALE_OPTIONS, apply_scale, fit_scale
+from mlx.methods._status import settled
 from mlx.methods._validation import as_float_csr, check_fit_data, check_n_features
 from mlx.methods.base import (
     BOOL,

@@ -17,8 +17,14 @@ from mlx.errors import DivergenceError
 from mlx.methods._auto import fit_holdout, is_auto, log_grid
 from mlx.methods._scale import SCALE_OPTIONS, apply_scale, fit_scale
 from mlx.methods._validation import check_fit_data, check_n_features, pattern
-from mlx.methods.base import (METHODS, BaseMethod, Interval, StrOptions, check_is_fitted,
-                              ranking_only_failed_checks)
+from mlx.methods.base import (
+    METHODS,
+    BaseMethod,
+    Interval,
+    StrOptions,
+    check_is_fitted,
+    ranking_only_failed_checks,
+)
 
 __all__ = ["WSABIE"]
 

@@ -34,11 +34,18 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
 from mlx.methods._validation import check_fit_data, check_n_features
-from mlx.methods.base import (BOOL, METHODS, BaseMethod, Interval, InvalidParameterError,
-                              StrOptions, check_is_fitted, ranking_only_failed_checks)
+from mlx.methods.base import (
+    BOOL,
+    METHODS,
+    BaseMethod,
+    Interval,
+    InvalidParameterError,
+    StrOptions,
+    check_is_fitted,
+    ranking_only_failed_checks,
+)
 
 __all__ = ["PLT", "Omikuji"]
 

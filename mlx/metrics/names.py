@@ -121,8 +121,6 @@ def _check_compute(form: str, compute: Callable) -> None:
     """Refuse a ``compute`` that could be called positionally or does not accept every name
     of :data:`COMPUTE_ARGUMENTS`: the contract is by name, so no argument can slip into
     another's place."""
-    import inspect
-
     params = inspect.signature(compute).parameters.values()
     named = {p.name for p in params if p.kind is p.KEYWORD_ONLY}
     rest = any(p.kind is p.VAR_KEYWORD for p in params)

@@ -28,8 +28,7 @@ import scipy.sparse as sp
 
 from mlx.errors import MlxError
 from mlx.metrics.evaluator import Evaluator, default_batch_size
-from mlx.metrics.functions import (_lookup, _ndcg_from_hits, _precision_from_hits,
-                                   _top_k)
+from mlx.metrics.functions import _lookup, _ndcg_from_hits, _precision_from_hits, _top_k
 from mlx.metrics.names import METRICS, parse_metric
 
 __all__ = ["DEFAULT_TOP_K", "summarize", "metrics_from_summary", "missing_metrics",

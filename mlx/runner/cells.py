@@ -153,7 +153,6 @@ def _model_bytes(cell, method, pre, Y_train) -> bytes:
     import joblib
 
     from mlx.runner.models import FittedCell
-
     from mlx.tasks import get_task
 
     levels = get_task(cell.task).levels(Y_train)
@@ -338,7 +337,7 @@ def _run_cell(cell) -> dict:
             return record
         pre, (X_train, X_test) = _preprocess(steps, train.X, test.X)
         X_unlab = X_train[data.unlabelled] if data.labelled is not None else None
-        from mlx.numerics.gram import cold_caches   # scipy.linalg: not at import
+        from mlx.numerics.gram import cold_caches  # scipy.linalg: not at import
 
         with cold_caches():  # fit_seconds is a cold fit, whatever this worker ran before
             t0 = time.perf_counter()

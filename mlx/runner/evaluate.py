@@ -6,16 +6,13 @@ computed from it is exactly what a fresh run would report, and nothing is refitt
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pandas as pd
 
 from mlx.errors import ConfigError, MlxError
-from mlx.io import atomic_write_text
-from mlx.runner.results import (VALIDATION, CellStore, read_results, render_tables,
-                                write_results)
+from mlx.runner.results import VALIDATION, CellStore, read_results, render_tables, write_results
 
 __all__ = ["evaluate_results"]
 

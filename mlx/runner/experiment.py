@@ -19,10 +19,16 @@ from mlx.config import Config
 from mlx.errors import ConfigError, Interrupted, WriteFailedError
 from mlx.io import atomic_write_text
 from mlx.runner.cells import MODEL, SUMMARIES, run_cells, stop_on_signals
-from mlx.runner.progress import Progress
 from mlx.runner.output import OutputLock, check_no_links, probe_output, remove_created
-from mlx.runner.results import (CellStore, records_to_frame, render_tables,
-                                system_info, write_manifest, write_results)
+from mlx.runner.progress import Progress
+from mlx.runner.results import (
+    CellStore,
+    records_to_frame,
+    render_tables,
+    system_info,
+    write_manifest,
+    write_results,
+)
 from mlx.runner.sweep import canonical_json, expand
 
 __all__ = ["RunSummary", "run_experiment", "default_jobs"]

@@ -311,11 +311,9 @@ def wide_table(frame: pd.DataFrame, *, split: str = "test",
     same metric (and observed/labelled ratio) is marked ``▽``. ``percent`` (True) shows the
     [0, 1] metrics in percent with two decimals (:mod:`mlx.tables.units`).
     """
-    from mlx.tables.units import unit_factor
-
-    from mlx.metrics import parse_metric
-
     from mlx.axes import SWEEP_AXES, setting_columns
+    from mlx.metrics import parse_metric
+    from mlx.tables.units import unit_factor
 
     frame = frame.copy()
     for ax in SWEEP_AXES:

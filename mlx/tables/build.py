@@ -26,8 +26,15 @@ import yaml
 from mlx.axes import SETTING_AXES, SPEC_AXES, SWEEP_AXES, by_spec
 from mlx.errors import ConfigError, MlxError
 from mlx.tables.published import published
-from mlx.tables.spec import (AXIS_TITLES, NUMERIC_AXES, PSEUDO_METRICS, MetricStyle, Series,
-                             TableSpec, fmt_axis)
+from mlx.tables.spec import (
+    AXIS_TITLES,
+    NUMERIC_AXES,
+    PSEUDO_METRICS,
+    MetricStyle,
+    Series,
+    TableSpec,
+    fmt_axis,
+)
 
 __all__ = ["NOT_RUN", "WORSE", "BETTER", "NP", "judge", "Source", "TableCell", "Block", "RenderedTable",
            "config_output", "read_sources", "ours_frame", "params_dict", "select_rows",

@@ -198,10 +198,10 @@ def compare(results, paper, tables, metrics, output_dir, paired, percent):
     else method and its loss parameter), metric, k/L or k, observed and labelled ratio (an
     axis with several values becomes a row axis).
     """
+    from mlx.runner.results import read_results
     from mlx.tables.build import Source, build_table
     from mlx.tables.compare import compare_spec
     from mlx.tables.render import render_markdown, write_table
-    from mlx.runner.results import read_results
 
     frame = read_results(results)
     comparison = _paired(frame, paired, str(results))
@@ -292,7 +292,6 @@ def plot(target, x, metric, by, paper, datasets, output_dir, percent):
         if not x or not metric:
             raise click.UsageError("plotting results needs --x and --metric")
         from mlx.runner.results import read_results
-
         from mlx.tables.units import run_units
 
         frame = read_results(target)

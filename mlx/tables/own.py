@@ -33,8 +33,7 @@ import pandas as pd
 
 from mlx.axes import SPEC_AXES
 from mlx.errors import ConfigError, MlxError, UnknownNameError
-from mlx.tables.spec import (AXIS_TITLES, NUMERIC_AXES, Series, fmt_axis, parse_layout,
-                             parse_metrics)
+from mlx.tables.spec import AXIS_TITLES, NUMERIC_AXES, Series, fmt_axis, parse_layout, parse_metrics
 from mlx.validation import as_str_list, check_keys, read_yaml
 
 __all__ = ["OwnSpec", "is_own_spec", "load_own_spec", "build_own", "render_own_markdown",
@@ -189,7 +188,7 @@ def _per_rep(rows: pd.DataFrame, metric: str, *, what: str = "", source: str = "
             hint = {"run": "restrict the runs with 'axes: {dataset: [...]}' or rename a "
                            "dataset with 'dataset_aliases'",
                     "params": "choose one with 'ours: {label: ..., params: {...}}'"}.get(
-                name, f"fix it with 'axes' or put it in the layout")
+                name, "fix it with 'axes' or put it in the layout")
             raise MlxError(f"{source}: {what} matches results of several {name} settings "
                            f"({seen}); {hint}")
     return vals.groupby(["_source", "repetition"])["value"].mean()

@@ -37,8 +37,7 @@ from mlx.errors import ConfigError, MlxError, suggest
 from mlx.tables.build import ours_frame, params_dict, read_sources, select_rows
 from mlx.tables.compare import auto_series
 from mlx.tables.published import papers, published
-from mlx.tables.spec import (FIGURE_X, PSEUDO_METRICS, Series, figure_x_problem,
-                             metric_style)
+from mlx.tables.spec import FIGURE_X, PSEUDO_METRICS, Series, figure_x_problem, metric_style
 
 __all__ = ["plot_results", "plot_spec", "figure_data", "line_points", "use_log_x", "x_label",
            "Panel", "Line"]

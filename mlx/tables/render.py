@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from mlx.tables.build import BETTER, NOT_RUN, NP, WORSE, TableCell, RenderedTable, Source
+from mlx.tables.build import BETTER, NOT_RUN, NP, WORSE, RenderedTable, Source, TableCell
 from mlx.tables.published import paper_name
 from mlx.tables.spec import AXES, AXIS_TITLES, NUMERIC_AXES, fmt_axis
 

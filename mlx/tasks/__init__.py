@@ -31,8 +31,16 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from mlx.tasks.base import (TASKS, LabelTask, Task, ValueTask, as_task, get_task, register_task,
-                            task_names)
+from mlx.tasks.base import (
+    TASKS,
+    LabelTask,
+    Task,
+    ValueTask,
+    as_task,
+    get_task,
+    register_task,
+    task_names,
+)
 
 __all__ = ["Task", "LabelTask", "ValueTask", "TASKS", "as_task", "get_task", "register_task",
            "task_names"]

@@ -83,8 +83,9 @@ def test_the_mulan_bibtex_files_read_through_a_file_spec_give_no_alarm(tmp_path,
                                                                         staged):
     # The canonical files end without a newline; read as the user's own files (no registered
     # checksum) they once drew a "may be truncated" warning.
-    from mlx.cli import cli
     from click.testing import CliRunner
+
+    from mlx.cli import cli
 
     train = staged("bibtex/bibtex-train.arff.gz")
     config = tmp_path / "c.yaml"

@@ -17,12 +17,13 @@ from click.testing import CliRunner
 from mlx.cli import cli
 from mlx.data import xmc_synth
 from mlx.data.xc_repo import read_xc
-from mlx.data.xmc_synth import model, resources
 from mlx.data.xmc_synth import (
     SynthTooLargeError,
     check_resources,
     estimate,
     generate,
+    model,
+    resources,
     synth_spec,
     write_synth,
 )

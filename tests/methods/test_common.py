@@ -24,9 +24,14 @@ import scipy.sparse as sp
 
 from mlx.errors import NotFittedError
 from mlx.methods import METHODS
-from mlx.methods.base import (BaseMethod, FitContext, InvalidParameterError, Interval,
-                              StrOptions)
-from mlx.methods.base import _TypeConstraint
+from mlx.methods.base import (
+    BaseMethod,
+    FitContext,
+    Interval,
+    InvalidParameterError,
+    StrOptions,
+    _TypeConstraint,
+)
 
 # Per method: variant id -> parameters (on top of rank=2 / random_state=0). Small and fast.
 VARIANTS: dict[str, dict[str, dict]] = {

@@ -6,10 +6,10 @@ import pytest
 import scipy.sparse as sp
 
 from mlx.data.synthetic import make_low_rank_multilabel
+from mlx.methods.base import FitContext
 from mlx.methods.cplst import CPLST
 from mlx.metrics import precision_at_k
 from mlx.numerics.ridge import psd_solve as ridge_solve
-from mlx.methods.base import FitContext
 
 
 def _problem(seed=0, n=60, d=8, L=12, sparse_x=True):

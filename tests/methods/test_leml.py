@@ -5,11 +5,11 @@ import pytest
 import scipy.sparse as sp
 
 from mlx.errors import DivergenceError
-from mlx.numerics.cg import cg
-from mlx.numerics.losses import get_loss
 from mlx.methods import leml as leml_module
 from mlx.methods.base import InvalidParameterError
 from mlx.methods.leml import LEML, clear_gram_cache, gram_eigh, solve_w_squared_eig
+from mlx.numerics.cg import cg
+from mlx.numerics.losses import get_loss
 
 
 def _problem(seed=0, n=60, d=8, L=10, density=0.5, mask=None):

@@ -15,8 +15,20 @@ from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
 from sklearn.utils.estimator_checks import check_estimator
 
 from mlx import methods
-from mlx.methods import (BCS, BR, CPLST, LEML, LSVV, METHODS, PLT, WSABIE, Constant, Landmark,
-                         MoM, Omikuji)
+from mlx.methods import (
+    BCS,
+    BR,
+    CPLST,
+    LEML,
+    LSVV,
+    METHODS,
+    PLT,
+    WSABIE,
+    Constant,
+    Landmark,
+    MoM,
+    Omikuji,
+)
 
 # Each method on each task it handles, with small iteration counts (fast, same code paths).
 CHECKED = [

@@ -6,6 +6,8 @@ import scipy.sparse as sp
 
 from mlx.data.synthetic import make_low_rank_multilabel
 from mlx.errors import DivergenceError
+from mlx.methods.wsabie import WSABIE
+from mlx.metrics import instance_auc, precision_at_k
 from mlx.numerics.warp import (
     bounded,
     draw_epoch,
@@ -14,8 +16,6 @@ from mlx.numerics.warp import (
     splitmix64,
     warp_epoch,
 )
-from mlx.methods.wsabie import WSABIE
-from mlx.metrics import instance_auc, precision_at_k
 
 MASK64 = (1 << 64) - 1
 

@@ -8,8 +8,14 @@ import pytest
 import scipy.sparse as sp
 
 from mlx.errors import UnknownNameError
-from mlx.numerics.similarity import (SIMILARITIES, NonFiniteSimilarityError, get_similarity,
-                                     mean_distance, nadaraya_watson, similarity)
+from mlx.numerics.similarity import (
+    SIMILARITIES,
+    NonFiniteSimilarityError,
+    get_similarity,
+    mean_distance,
+    nadaraya_watson,
+    similarity,
+)
 
 PARAMS = {"sigmoid": {"scale": 0.2, "offset": -1.0}, "gaussian": {"bandwidth": 0.7}}
 

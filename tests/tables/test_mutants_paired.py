@@ -11,8 +11,15 @@ from scipy import stats
 from mlx.cli import cli
 from mlx.errors import UnknownNameError
 from mlx.runner.results import COLUMNS
-from mlx.tables.paired import (CSV_COLUMNS, draw_pvalues, paired_comparison, paired_pvalues,
-                               render_paired_csv, render_paired_markdown, write_paired)
+from mlx.tables.paired import (
+    CSV_COLUMNS,
+    draw_pvalues,
+    paired_comparison,
+    paired_pvalues,
+    render_paired_csv,
+    render_paired_markdown,
+    write_paired,
+)
 
 A = [0.281, 0.262, 0.305, 0.277, 0.290, 0.268]
 B = [0.297, 0.271, 0.309, 0.301, 0.296, 0.290]

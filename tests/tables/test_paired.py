@@ -10,8 +10,12 @@ from scipy import stats
 
 from mlx.cli import cli
 from mlx.runner.results import COLUMNS, read_results
-from mlx.tables.paired import (paired_comparison, paired_pvalues, render_paired_csv,
-                               render_paired_markdown)
+from mlx.tables.paired import (
+    paired_comparison,
+    paired_pvalues,
+    render_paired_csv,
+    render_paired_markdown,
+)
 
 LSVV = [0.281, 0.262, 0.305, 0.277, 0.290, 0.268]
 SRM = [0.297, 0.271, 0.309, 0.301, 0.296, 0.290]   # every difference negative, all distinct

@@ -8,6 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from mlx.cli import cli
+from mlx.reference import build as reference_build
+from mlx.runner.results import COLUMNS
 from mlx.tables import cli as cli_tables
 from mlx.tables.build import build_table, read_sources
 from mlx.tables.compare import auto_series, compare_spec
@@ -15,8 +17,6 @@ from mlx.tables.published import published
 from mlx.tables.render import render_csv, render_latex, render_markdown, write_table
 from mlx.tables.results_doc import results_doc_text
 from mlx.tables.spec import load_spec
-from mlx.reference import build as reference_build
-from mlx.runner.results import COLUMNS
 
 for _cmd in (cli_tables.table, cli_tables.compare, cli_tables.plot, cli_tables.results_doc):
     cli.add_command(_cmd)

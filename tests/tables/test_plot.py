@@ -8,12 +8,11 @@ import pytest
 from click.testing import CliRunner
 
 from mlx.cli import cli
-from mlx.tables import cli as cli_tables
 from mlx.errors import ConfigError, MlxError
-from mlx.tables.plot import (figure_data, line_points, plot_results, plot_spec, use_log_x,
-                             x_label)
-from mlx.tables.spec import load_spec
 from mlx.runner.results import COLUMNS
+from mlx.tables import cli as cli_tables
+from mlx.tables.plot import figure_data, line_points, plot_results, plot_spec, use_log_x, x_label
+from mlx.tables.spec import load_spec
 
 for _cmd in (cli_tables.table, cli_tables.compare, cli_tables.plot, cli_tables.results_doc):
     cli.add_command(_cmd)

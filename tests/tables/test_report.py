@@ -10,7 +10,6 @@ import subprocess
 import textwrap
 from html.parser import HTMLParser
 
-import pandas as pd
 import pytest
 from click.testing import CliRunner
 

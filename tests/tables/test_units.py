@@ -1,12 +1,11 @@
 """One unit convention: --percent / --fraction mean the same in table, compare, plot and
 report; without them each command keeps its default."""
 
-import pandas as pd
 from matplotlib.figure import Figure
 
-from tests.tables.test_paper_tables import COMPARE_ROWS, SMALL_ROWS, invoke, write_results
 from mlx.tables.spec import metric_style
 from mlx.tables.units import in_unit
+from tests.tables.test_paper_tables import COMPARE_ROWS, SMALL_ROWS, invoke, write_results
 
 
 def test_in_unit_converts_value_format_and_tolerance():
