@@ -17,7 +17,7 @@ __all__ = [
     "DataFormatError",
     "DataNotFoundError",
     "DivergenceError",
-    "NotFittedError",
+    "NotFittedError",  # noqa: F822 -- made by __getattr__ on first use (imports scikit-learn)
     "OutputError",
     "LinkRefusedError",
     "WriteFailedError",

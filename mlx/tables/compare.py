@@ -43,7 +43,7 @@ def auto_series(frame: pd.DataFrame, paper: str) -> tuple[list[Series], list[str
             by_upper = {m.upper(): m for m, _ in pairs}
             method = by_upper.get(str(first["method"]).upper())
             if method is not None:
-                losses = {l for m, l in pairs if m == method}
+                losses = {ls for m, ls in pairs if m == method}
                 if loss and loss in losses:
                     target = {"method": method, "loss": loss}
                 elif not loss and len(losses) == 1:
@@ -103,7 +103,7 @@ def compare_spec(frame: pd.DataFrame, paper: str, *, tables=None, metrics=None,
         notes.append(f"no published counterpart in {paper} for: {', '.join(unmatched)}")
     if not series:
         raise MlxError(f"{source}: no result label matches a method of {paper!r} (labels: "
-                       f"{', '.join(dict.fromkeys(l for l in frame['label'] if l))}; methods "
+                       f"{', '.join(dict.fromkeys(lb for lb in frame['label'] if lb))}; methods "
                        f"in the paper: {', '.join(sorted(pub['method'].unique()))})")
     ours_metrics = [m for m in dict.fromkeys(frame["metric"]) if isinstance(m, str) and m]
     if metrics:

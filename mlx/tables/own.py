@@ -386,7 +386,6 @@ def render_own_latex(table: OwnTable) -> str:
 
 
 def render_own_csv(table: OwnTable) -> str:
-    spec = table.spec
     rows = []
     for title, block_rows in table.blocks:
         for texts, cells in block_rows:

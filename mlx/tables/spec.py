@@ -229,7 +229,7 @@ def split_label(label: str, pairs: set) -> dict | None:
     if sep and head.upper() in by_upper:
         method, losses = by_upper[head.upper()]
         if tail.upper() in losses:
-            loss = next(l for m, l in pairs if m == method and l.upper() == tail.upper())
+            loss = next(ls for m, ls in pairs if m == method and ls.upper() == tail.upper())
             return {"method": method, "loss": loss}
     return None
 

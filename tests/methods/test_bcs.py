@@ -129,15 +129,15 @@ def _reference_fit(X, Y, observed, Phi, *, sigma, chi, lam, a, b, n_iter):
             U = np.flatnonzero(~obs[i])
             if U.size == 0:
                 continue
-            O = np.flatnonzero(obs[i])
+            Ob = np.flatnonzero(obs[i])
             P = Phi[:, U]
             C = np.linalg.inv(np.diag(e_alpha[i, U]) + P.T @ P / c2)
 
-            def zy(state, i=i, U=U, O=O, P=P, C=C):
+            def zy(state, i=i, U=U, Ob=Ob, P=P, C=C):
                 z, y = state
                 z = s_z * (m_W.T @ X[i] / s2 + Phi @ y / c2)
                 y = y.copy()
-                y[U] = C @ P.T @ (z - Phi[:, O] @ y[O]) / c2
+                y[U] = C @ P.T @ (z - Phi[:, Ob] @ y[Ob]) / c2
                 return z, y
             M_z[i], mu_y[i] = converge(zy, (M_z[i], mu_y[i]))
             cov_y[i] = 0.0

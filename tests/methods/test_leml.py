@@ -135,7 +135,10 @@ def test_eig_w_step_equals_cg_and_dense_kronecker_solve(l2_reg):
     M = H.T @ H
     B = np.asarray(X.T @ (Y @ H))                                 # X'YH
     W_eig = solve_w_squared_eig(gram_eigh(X, use_cache=False), B, M, l2_reg)
-    op = lambda S: np.asarray(X.T @ (np.asarray(X @ S) @ M)) + l2_reg * S
+
+    def op(S):
+        return np.asarray(X.T @ (np.asarray(X @ S) @ M)) + l2_reg * S
+
     W_cg = cg(op, B, tol=1e-13, max_iter=500).x
     G = (X.T @ X).toarray()
     K = np.kron(M, G) + l2_reg * np.eye(18)                       # (H'H kron X'X + lambda I)

@@ -12,6 +12,8 @@ import mlx.methods.lsvv as lsvv_module
 from mlx.methods.base import FitContext, InvalidParameterError
 from mlx.methods.lsvv import LSVV as _LSVV
 from mlx.methods.lsvv import multiclass_hinge, squared_loss
+from mlx.numerics.knn_graph import graph_laplacian, knn_graph
+from mlx.numerics.rff import draw_rff, median_distance
 
 
 class LSVV(_LSVV):
@@ -20,8 +22,6 @@ class LSVV(_LSVV):
 
     def __init__(self, *, tau_A=1e-6, scale_features="none", **params):
         super().__init__(tau_A=tau_A, scale_features=scale_features, **params)
-from mlx.numerics.knn_graph import graph_laplacian, knn_graph
-from mlx.numerics.rff import draw_rff, median_distance
 
 
 def _fd_grad(f, x, h=1e-6):

@@ -42,17 +42,17 @@ def _m3_explicit(X, moments):
         if moments == "paper":
             T += np.einsum("i,j,l->ijl", x, x, x)
             continue
-        for i, j, l in itertools.product(range(d), repeat=3):
-            if i == j == l:
-                T[i, j, l] += x[i] * (x[i] - 1) * (x[i] - 2)
+        for i, j, k in itertools.product(range(d), repeat=3):
+            if i == j == k:
+                T[i, j, k] += x[i] * (x[i] - 1) * (x[i] - 2)
             elif i == j:
-                T[i, j, l] += x[i] * (x[i] - 1) * x[l]
-            elif i == l:
-                T[i, j, l] += x[i] * (x[i] - 1) * x[j]
-            elif j == l:
-                T[i, j, l] += x[j] * (x[j] - 1) * x[i]
+                T[i, j, k] += x[i] * (x[i] - 1) * x[k]
+            elif i == k:
+                T[i, j, k] += x[i] * (x[i] - 1) * x[j]
+            elif j == k:
+                T[i, j, k] += x[j] * (x[j] - 1) * x[i]
             else:
-                T[i, j, l] += x[i] * x[j] * x[l]
+                T[i, j, k] += x[i] * x[j] * x[k]
     z = np.sum(m ** 3) if moments == "paper" else np.sum(m * (m - 1) * (m - 2))
     return T / z
 
@@ -89,11 +89,11 @@ def test_implicit_tensor_products_equal_the_explicit_tensor(moments):
 def test_binary_unbiased_tensor_keeps_only_distinct_index_entries():
     X = _counts(seed=4, n=50, d=6, density=0.5, high=2)            # 0/1
     T = _m3_explicit(X, "unbiased")
-    i, j, l = np.indices(T.shape)
-    assert np.all(T[(i == j) | (i == l) | (j == l)] == 0)
+    i, j, k = np.indices(T.shape)
+    assert np.all(T[(i == j) | (i == k) | (j == k)] == 0)
     dense = X.toarray()
     m = dense.sum(axis=1)
-    distinct = (i != j) & (i != l) & (j != l)
+    distinct = (i != j) & (i != k) & (j != k)
     full = np.einsum("di,dj,dl->ijl", dense, dense, dense) / np.sum(m * (m - 1) * (m - 2))
     np.testing.assert_allclose(T[distinct], full[distinct])
 

@@ -58,7 +58,7 @@ def _spec(tmp_path, rows, text):
 def _cells(tmp_path, rows, spec_body):
     s = _spec(tmp_path, rows, "title: T\n" + textwrap.dedent(spec_body))
     md = render_markdown(build_table(s, read_sources(s)))
-    line = next(l for l in md.splitlines() if l.startswith("| abalone"))
+    line = next(ln for ln in md.splitlines() if ln.startswith("| abalone"))
     return [c.strip() for c in line.strip("|").split("|")][1:]
 
 

@@ -483,7 +483,7 @@ def test_a_baseline_without_published_values_appears_in_every_variant(tmp_path):
         metrics:
           mse: {tolerance: null, format: ".2e"}
         """)
-    line = next(l for l in md.splitlines() if l.startswith("| abalone"))
+    line = next(ln for ln in md.splitlines() if ln.startswith("| abalone"))
     cells = [c.strip() for c in line.strip("|").split("|")][1:]
     # sigmoid: constant, RegLand-Sp; manhattan: constant, RegLand-Sp
     assert cells[0].startswith("1.45e-02") and cells[0].endswith("/ n/p")
@@ -513,8 +513,8 @@ def test_a_method_without_a_rank_appears_at_every_absolute_rank(tmp_path):
         metrics:
           p@1: {tolerance: null}
         """)
-    lines = [l for l in md.splitlines() if l.startswith("| eurlex-synth") or l.startswith("|  |")]
-    cells = [[c.strip() for c in l.strip("|").split("|")][2:] for l in lines]
+    lines = [ln for ln in md.splitlines() if ln.startswith("| eurlex-synth") or ln.startswith("|  |")]
+    cells = [[c.strip() for c in ln.strip("|").split("|")][2:] for ln in lines]
     assert cells[0][0].startswith("6.00") and cells[0][1].startswith("66.00")
     assert cells[1][0].startswith("6.00") and cells[1][1].startswith("—")
 

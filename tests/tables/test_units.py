@@ -39,7 +39,7 @@ def test_table_compare_and_plot_follow_the_same_choice(tmp_path, monkeypatch):
     save = Figure.savefig
     monkeypatch.setattr(Figure, "savefig", lambda fig, path, *a, **k: (
         seen.append((str(path), fig.axes[0].get_ylabel(),
-                     [tuple(l.get_ydata()) for l in fig.axes[0].get_lines()[:1]])),
+                     [tuple(ln.get_ydata()) for ln in fig.axes[0].get_lines()[:1]])),
         save(fig, path, *a, **k))[1])
     for flag in ("--fraction", "--percent"):
         r = invoke("plot", res, "--x", "rank_ratio", "--metric", "p@1", "--paper", "none",

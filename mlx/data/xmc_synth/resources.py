@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import shutil
 from dataclasses import dataclass, replace
+from operator import attrgetter
 from pathlib import Path
 
 from mlx.data.lineparse import available_memory
@@ -119,10 +120,10 @@ def check_resources(spec: SynthSpec, *, purpose: str = "files", out_dir=None,
     avail, source = memory if memory is not None else available_memory()
     if purpose == "files":
         need, what = est.read_bytes, "to read the files back with mlx's XC reader"
-        key = lambda e: e.read_bytes
+        key = attrgetter("read_bytes")
     else:
         need, what = est.memory_bytes, "to hold X and Y (train and test) in memory"
-        key = lambda e: e.memory_bytes
+        key = attrgetter("memory_bytes")
     label = f"synthetic {spec.like}-shaped data at scale {spec.scale:g}"
     if need > avail:
         best = _largest_scale(spec, lambda s: key(estimate(s)) <= avail)
