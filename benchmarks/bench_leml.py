@@ -126,7 +126,8 @@ def main(argv=None) -> int:
         p3 = 100 * precision_at_k(test.Y, S, k=3).mean()
         auc_skip = np.nanmean(instance_auc(test.Y, S, degenerate="skip"))
         auc_zero = instance_auc(test.Y, S, degenerate="zero").mean()
-        return f"P@1 {p1:5.2f}  P@3 {p3:5.2f}  AUC {auc_skip:.4f} (degenerate rows as 0: {auc_zero:.4f})"
+        return (f"P@1 {p1:5.2f}  P@3 {p3:5.2f}  AUC {auc_skip:.4f} "
+                f"(degenerate rows as 0: {auc_zero:.4f})")
 
     def verdict(ratio, target):
         return "ok" if ratio <= target else "MISSED"
@@ -182,7 +183,8 @@ def main(argv=None) -> int:
         busy = sum(1 for w, h in model.n_inner_iter_ if w or h)
         print(f"\n  LEML-LR, 20% observed ({observed.nnz} entries), k=32, lambda={lam:g}: "
               f"{elapsed:.2f}s for {model.n_iter_} outer iterations "
-              f"({elapsed / max(busy, 1):.2f}s per iteration that moved; converged={model.converged_}; "
+              f"({elapsed / max(busy, 1):.2f}s per iteration that moved; "
+              f"converged={model.converged_}; "
               f"TRON Newton steps W/H: {model.n_inner_iter_})")
         print(f"    {scores_report(model, bib.test)}")
 
@@ -209,7 +211,8 @@ def main(argv=None) -> int:
     before, peak, fit, n_iter = out.stdout.split()
     peak = int(peak)
     print(f"\nmemory: n=200000, L=50000, |Omega|=2e6, k=16, logistic, {n_iter} iterations in "
-          f"{float(fit):.1f}s; peak RSS {peak / 1e9:.2f} GB (data built: {int(before) / 1e9:.2f} GB; "
+          f"{float(fit):.1f}s; peak RSS {peak / 1e9:.2f} GB "
+          f"(data built: {int(before) / 1e9:.2f} GB; "
           f"dense n x L would be 80 GB)")
     assert peak < MEMORY_BUDGET_BYTES, f"peak RSS {peak} exceeds {MEMORY_BUDGET_BYTES}"
     return 0

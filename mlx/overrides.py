@@ -55,7 +55,8 @@ def _path_text(steps) -> str:
 def parse_override(text: str) -> Override:
     """``"methods[1].params.l2_reg=1"`` -> steps ``("methods", 1, "params", "l2_reg")``, 1."""
     if "=" not in text:
-        raise ConfigError(None, None, f"override {shown(text)}: expected key.path=value ({EXAMPLE})")
+        raise ConfigError(None, None,
+                          f"override {shown(text)}: expected key.path=value ({EXAMPLE})")
     key, value_text = text.split("=", 1)
     steps, pos = [], 0
     while pos < len(key):
@@ -108,8 +109,9 @@ def apply_overrides(raw, overrides, source: str | None):
                                       f"index out of range in override {shown(ov.text)}: "
                                       f"{here} has {len(node)} entries (indices from 0)")
             elif not isinstance(node, dict):
-                raise ConfigError(source, here, f"is of type {type_name(node)}, not a mapping; override "
-                                                f"{shown(ov.text)} cannot set {step!r} in it")
+                raise ConfigError(source, here,
+                                  f"is of type {type_name(node)}, not a mapping; override "
+                                  f"{shown(ov.text)} cannot set {step!r} in it")
             if last:
                 node[step] = ov.value
             else:

@@ -553,7 +553,8 @@ details{margin:8px 0}summary{cursor:pointer;color:#245}
 
 SCRIPT = r"""
 (function(){
-function key(text){var t=text.trim().replace(/[▽▼†]/g,'');var m=t.match(/^[-+]?\d*\.?\d+(e[-+]?\d+)?/i);
+function key(text){var t=text.trim().replace(/[▽▼†]/g,'');
+ var m=t.match(/^[-+]?\d*\.?\d+(e[-+]?\d+)?/i);
  return m?[0,parseFloat(m[0])]:[1,t.toLowerCase()];}
 function cmp(a,b){if(a[0]!==b[0])return a[0]-b[0];return a[1]<b[1]?-1:a[1]>b[1]?1:0;}
 document.querySelectorAll('table.sortable').forEach(function(table){
@@ -563,14 +564,16 @@ document.querySelectorAll('table.sortable').forEach(function(table){
    table.querySelectorAll('thead th').forEach(function(o){o.classList.remove('asc','desc');});
    th.classList.add(asc?'asc':'desc');
    var body=table.tBodies[0];var rows=Array.prototype.slice.call(body.rows);
-   rows.sort(function(r,s){var c=cmp(key(r.cells[i].textContent),key(s.cells[i].textContent));return asc?c:-c;});
+   rows.sort(function(r,s){var c=cmp(key(r.cells[i].textContent),key(s.cells[i].textContent));
+    return asc?c:-c;});
    rows.forEach(function(r){body.appendChild(r);});});});});
 document.querySelectorAll('.tablebox').forEach(function(box){
  var input=box.querySelector('input.filter'),shown=box.querySelector('.shown');
  var rows=box.querySelectorAll('tbody tr');
  function apply(){var words=input.value.toLowerCase().split(/\s+/).filter(Boolean);var n=0;
   rows.forEach(function(r){var t=r.textContent.toLowerCase();
-   var ok=words.every(function(w){return t.indexOf(w)>=0;});r.style.display=ok?'':'none';if(ok)n++;});
+   var ok=words.every(function(w){return t.indexOf(w)>=0;});
+   r.style.display=ok?'':'none';if(ok)n++;});
   shown.textContent=n+' of '+rows.length+' rows';}
  input.addEventListener('input',apply);apply();});
 document.querySelectorAll('script[data-figure]').forEach(function(s){

@@ -22,7 +22,8 @@ or one line of gigabytes). :func:`reading` hands the readers a :class:`BoundedRe
   ``mlx --max-line-bytes SIZE`` or ``MLX_MAX_LINE_BYTES``) before holding more of it, and
 * estimates, as lines arrive, what the parsed rows will occupy
   (:data:`BYTES_PER_BYTE` per byte of text, :data:`DENSE_BYTES_PER_BYTE` for dense text,
-  plus :data:`BYTES_PER_LINE` per line: upper bounds for the readers' token lists and arrays) and refuses the read once that passes
+  plus :data:`BYTES_PER_LINE` per line: upper bounds for the readers' token lists and arrays) and
+  refuses the read once that passes
   :func:`max_read_memory` (default 80% of the memory available when the read starts; set it
   with ``mlx --max-read-memory SIZE`` or ``MLX_MAX_READ_MEMORY``).
 

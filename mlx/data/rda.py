@@ -9,7 +9,8 @@ only the non-zero entries of each numeric column, so rcv1sub1 loads in a few sec
 
 The decoder is strict: it understands the R types a saved list of data frames and vectors
 is made of (NULL, symbols, pairlists, logical, integer, double and character vectors, lists,
-references to symbols, and the compact sequences and wrappers R >= 3.5 may write) and stops with a one-line :class:`~mlx.errors.DataFormatError`
+references to symbols, and the compact sequences and wrappers R >= 3.5 may write) and stops with a
+one-line :class:`~mlx.errors.DataFormatError`
 naming the file, the type and the byte offset in the decompressed stream on anything else.
 
 How an ``mldr`` object becomes a :class:`~mlx.data.dataset.Dataset`
@@ -431,8 +432,9 @@ def read_mldr(path, *, name: str = "") -> Dataset:
                                           f"({', '.join(objects)}); an mldr file holds one")
     (obj_name, obj), = objects.items()
     if not isinstance(obj, RList) or "mldr" not in obj.classes():
+        classes = ", ".join(getattr(obj, "classes", list)()) or "none"
         raise DataFormatError(path, None, f"the object '{obj_name}' is not of class 'mldr' "
-                                          f"(class: {', '.join(getattr(obj, 'classes', list)()) or 'none'})")
+                                          f"(class: {classes})")
     frame = _element(obj, "dataset", path)
     if not isinstance(frame, RList) or "data.frame" not in frame.classes():
         raise DataFormatError(path, None, "the 'dataset' element is not a data frame")

@@ -187,7 +187,8 @@ def _check_missing(value, path, source) -> str:
     if value not in ("error", "nan"):
         raise ConfigError(source, path, "must be 'error' (a missing value is an error) or 'nan' "
                                         "(a missing feature value is read as NaN; add the "
-                                        f"impute_mean preprocessing step). Got {shown(value)} instead.")
+                                        "impute_mean preprocessing step). "
+                                        f"Got {shown(value)} instead.")
     return value
 
 

@@ -27,7 +27,8 @@ __all__ = ["METHODS", "BCS", "BR", "CPLST", "Constant", "LEML", "LSVV", "Landmar
 def __getattr__(name):
     if name in _CLASSES:
         return METHODS.get(_CLASSES[name])
-    if name in METHODS and name not in ("plt", "omikuji"):  # a method's module, e.g. mlx.methods.leml
+    # a method's module, e.g. mlx.methods.leml
+    if name in METHODS and name not in ("plt", "omikuji"):
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")

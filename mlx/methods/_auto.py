@@ -6,7 +6,8 @@ Two procedures, the cheapest sound one for each method:
 * squared-loss models: the whole ridge path from one eigendecomposition, scored by
   generalised cross-validation (:mod:`mlx.numerics.regpath`); about the cost of one fit;
 * the others: a hold-out split of the training rows (20%, drawn from the method's
-  ``random_state``, 0 when None, so that a deterministic method stays deterministic); fits on the other 80% are scored on the held-out rows (multi-label and
+  ``random_state``, 0 when None, so that a deterministic method stays deterministic); fits on the
+  other 80% are scored on the held-out rows (multi-label and
   multi-class: the mean of P@1 and AUC; regression and ordinal: the squared error) along a
   log grid a decade apart (:func:`log_grid`), walking from its middle value towards the
   better neighbour for as long as the score improves (the validation score of a

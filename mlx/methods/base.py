@@ -243,7 +243,8 @@ class BaseMethod(BaseEstimator):
         for key, value in params.items():
             if key not in valid:
                 raise InvalidParameterError(
-                    key, f"{type(self).__name__} has no parameter {key!r}; valid: {', '.join(valid)}")
+                    key,
+                    f"{type(self).__name__} has no parameter {key!r}; valid: {', '.join(valid)}")
             setattr(self, key, value)
         return self
 
@@ -587,7 +588,8 @@ _RANKING_ONLY_CHECKS = (
 
 
 def ranking_only_failed_checks(reason: str) -> dict:
-    """``_expected_failed_checks`` of a method without a decision threshold, each with ``reason``."""
+    """``_expected_failed_checks`` of a method without a decision threshold, each with
+    ``reason``."""
     return dict.fromkeys(_RANKING_ONLY_CHECKS, reason)
 
 

@@ -35,7 +35,7 @@ _WORK_ENTRIES = 1 << 22
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
 
-# ----------------------------------------------------------------------------- posterior computations
+# ---------------------------------------------------------------------- posterior computations
 def draw_projection(rng: np.random.Generator, rank: int, n_labels: int) -> np.ndarray:
     """The compression matrix Phi of shape (rank, n_labels), entries i.i.d. N(0, 1 / rank).
 

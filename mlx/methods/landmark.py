@@ -129,12 +129,13 @@ class Landmark(BaseMethod):
     ----------
     model : {"regland", "regland_sp", "orland", "kr"}, default="regland"
         The learner: RegLand, RegLand-Sp, ORLand or the KR baseline (see above).
-    similarity : {"sigmoid", "manhattan", "euclidean", "sqeuclidean", "gaussian"}, default="manhattan"
+    similarity : str, default="manhattan"
         The paper's Table 1 uses sigmoid and Manhattan and reports Manhattan as good or
         better; here it does not hold on abalone, bodyfat and cpudata (docs/RESULTS.md).
         The sigmoid, ``tanh(<x, x'> / n_features - 1)``, assumes features in ``[-1, 1]``: on
         larger values it saturates, and ``message_`` (the cell's message) then names the fix,
-        ``preprocess: [minmax]``. The distances need no particular scale.
+        ``preprocess: [minmax]``. The distances need no particular scale. One of
+        ``"sigmoid"``, ``"manhattan"``, ``"euclidean"``, ``"sqeuclidean"``, ``"gaussian"``.
     n_landmarks : int >= 1, default=50
         ``d``, the number of landmarks (Table 1 uses 50). At most the number of training rows
         (RegLand, RegLand-Sp, ORLand). KR has no landmarks; it draws this many rows only to
@@ -149,7 +150,8 @@ class Landmark(BaseMethod):
         RegLand and ORLand: weight of the summed loss against ``1/2 ||w||^2`` (liblinear's
         ``-c``); ``"auto"`` chooses it on a hold-out split of the training rows, from 0.1 to
         1e7. The paper does not give it. ``"auto"``: the best of ``0.1 .. 1e7`` (a
-        decade apart, walking from 1e3 while the score improves) by the squared error on a hold-out split of 20% of the
+        decade apart, walking from 1e3 while the score improves) by the squared error on a hold-out
+        split of 20% of the
         training rows, then a fit on every row (:mod:`mlx.methods._auto`); the paper configs
         set 1e4, the earlier fixed default. Weak regularisation is needed: ``Psi`` carries a
         ``1/sqrt(d)`` and the sigmoid's values vary little from point to point (``tanh`` near
@@ -161,17 +163,18 @@ class Landmark(BaseMethod):
         RegLand: width of the insensitive zone (liblinear's ``-p``), in target units. 0 makes
         the squared loss plain ridge regression. The paper does not give it; liblinear's 0.1
         would exceed the typical error of targets scaled to [0, 1] (``target: minmax``).
-    loss : {"squared_epsilon_insensitive", "epsilon_insensitive"}, default="squared_epsilon_insensitive"
+    loss : {"squared_epsilon_insensitive", "epsilon_insensitive"}
         RegLand's loss: squared (liblinear ``-s 11``, primal trust-region Newton,
         deterministic) or not (``-s 13``, dual coordinate descent; its random coordinate
         order is drawn from the C library's ``rand()``, seeded from ``random_state`` before
-        each fit so results repeat).
+        each fit so results repeat). Default ``"squared_epsilon_insensitive"``.
     margin : float in (0, 1/2], default=0.25
         ORLand: the margin ``gamma`` each point should keep from its level's thresholds, in
         units of the threshold spacing (1). 1/2 leaves no dead zone (the loss is then a
         squared error to the level index, one-sided at the extreme levels).
     bandwidth : float in [1e-150, 1e150] or None, default=None
-        Gaussian similarity: ``sigma`` (outside that range ``sigma^2`` under- or overflows). None: the mean Euclidean distance between
+        Gaussian similarity: ``sigma`` (outside that range ``sigma^2`` under- or overflows). None:
+        the mean Euclidean distance between
         training points (the paper's rule, Appendix G), estimated from the distances of the
         ``n_landmarks`` sampled rows to all training rows; 1.0 if that is 0.
     fit_intercept : bool, default=True
@@ -227,8 +230,8 @@ class Landmark(BaseMethod):
       penalised form, as the paper's experiments do. ORLand uses the same penalised form.
     * ORLand squares the EXC margin loss, so the objective is smooth and gradient steps of a
       fixed, data-derived size (preconditioned, see :func:`mlx.numerics.exc.exc_descent`)
-      converge; the paper says only that it used a gradient-descent solver on the EXC primal with fixed
-      equi-spaced thresholds (Chu and Keerthi's EXC uses the hinge itself).
+      converge; the paper says only that it used a gradient-descent solver on the EXC primal with
+      fixed equi-spaced thresholds (Chu and Keerthi's EXC uses the hinge itself).
     * RegLand-Sp has no norm constraint ``C_W`` (Algorithm 2's ``||w||_1 <= C_W``): the fully
       corrective variant re-fits by unconstrained least squares and stops after
       ``sparsity`` landmarks (earlier only when the gradient vanishes).

@@ -274,7 +274,8 @@ class LSVV(BaseMethod):
     tau_A : float >= 0 or "auto", default="auto"
         Weight of ``||W||_F^2`` (paper grid from 1e-15 to 1e-6); ``"auto"`` chooses it on a
         hold-out split of the labelled rows, from 1e-8 to 1. ``"auto"``: the best of
-        ``1e-8 .. 1`` (a decade apart, walking from 1e-4 while the score improves) on a hold-out split of 20% of the
+        ``1e-8 .. 1`` (a decade apart, walking from 1e-4 while the score improves) on a hold-out
+        split of 20% of the
         labelled rows (multi-label and multi-class: the mean of P@1 and AUC; regression: the
         squared error), then a fit on every row (:mod:`mlx.methods._auto`). The paper configs
         set it (1e-6).
@@ -445,7 +446,8 @@ class LSVV(BaseMethod):
                  tau_A: float | str = "auto", tau_I: float = 0.0, tau_S: float = 0.0,
                  theta: int | None = None, shrink: str = "tail", n_neighbors: int = 10,
                  graph: str = "union", batch_size: int = 32, epochs: int = 10,
-                 min_steps: int = 1000, safeguard: bool = True, rho: float = 0.5, eps: float = 1e-2, prox_every: int = 1,
+                 min_steps: int = 1000, safeguard: bool = True, rho: float = 0.5,
+                 eps: float = 1e-2, prox_every: int = 1,
                  tol: float | None = None, scale_features: str = "auto",
                  random_state: int | None = None):
         self.task = task

@@ -67,7 +67,8 @@ class WSABIE(BaseMethod):
     learning_rate : float > 0 or "auto", default="auto"
         Constant SGD step size; ``"auto"`` chooses it on a hold-out split of the training rows,
         from 1e-7 to 10. ``"auto"``: the best of ``1e-7 .. 10`` (a decade apart,
-        walking from 1e-3 towards the better neighbour while the score improves) by the mean of P@1 and AUC on a hold-out split of 20% of the training
+        walking from 1e-3 towards the better neighbour while the score improves) by the mean of P@1
+        and AUC on a hold-out split of 20% of the training
         rows, then a fit on every row (:mod:`mlx.methods._auto`); 1e-3 was the fixed default
         chosen on bibtex (the paper configs set it).
     margin : float > 0, default=30.0
@@ -86,7 +87,8 @@ class WSABIE(BaseMethod):
     The defaults were chosen on a validation split (20% of the rows, seed 0) of bibtex's
     training set with its binary features as stored (about 70 non-zeros per row), rank 32
     and full labels: the best validation AUC (0.932; top-1 0.562) of a grid over learning
-    rates 1e-4 to 3e-3, norm radii 1 to 20, margins 1 to 30 and 5 to 40 epochs (``benchmarks/bench_baselines.py
+    rates 1e-4 to 3e-3, norm radii 1 to 20, margins 1 to 30 and 5 to 40 epochs
+    (``benchmarks/bench_baselines.py
     --tune``). Which negatives violate depends on ``margin`` relative to the score scale,
     which grows with ``max_norm^2`` and with the size of the feature rows, so features of
     another scale (e.g. after ``l2_normalize``) need their own values. Weston et al. use

@@ -291,8 +291,9 @@ def _run_locked(config, out: Path, all_cells, cells, *, jobs, force, only, quiet
 
     info.update(kernel_threads_per_cell=1 if runner["backend"] == "dask"
                 else cell_threads(jobs, len(todo)))
-    info.update(config_source=config.source, overrides=list(config.overrides), run_id=run_id, n_cells=len(cells),
-                n_reused=n_reused, started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+    info.update(config_source=config.source, overrides=list(config.overrides), run_id=run_id,
+                n_cells=len(cells), n_reused=n_reused,
+                started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
                 finished=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     write_manifest(out, info)
     md = render_tables(frame, out, title=config.name,

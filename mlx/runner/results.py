@@ -38,8 +38,8 @@ COLUMNS = ["run_id", "cell_id", "experiment", "dataset", "task", "method", "labe
            "selected", "preprocess", "rank_ratio", "rank", "observed_ratio", "labelled_ratio",
            "repetition", "seed", "split", "metric", "candidate", "value", "n_eval", "status",
            "message", "converged", "n_iter", "split_fingerprint", "mask_fingerprint",
-           "validation_fingerprint", "data_sha256", "fit_seconds", "predict_seconds", "cell_seconds",
-           "peak_rss_mb"]
+           "validation_fingerprint", "data_sha256", "fit_seconds", "predict_seconds",
+           "cell_seconds", "peak_rss_mb"]
 VALIDATION = "validation"   # the split name of the selection candidates' rows
 TIMING_COLUMNS = ("run_id", "fit_seconds", "predict_seconds", "cell_seconds", "peak_rss_mb")
 
@@ -92,7 +92,8 @@ class CellStore:
             from mlx.runner.models import model_path
 
             atomic_write_bytes(model_path(self.dir.parent, record["cell_id"]), model)
-        atomic_write_text(self.path(record["cell_id"]), json.dumps(record, sort_keys=True, indent=1))
+        atomic_write_text(self.path(record["cell_id"]),
+                          json.dumps(record, sort_keys=True, indent=1))
 
 
 def records_to_frame(cells, records: dict, run_id: str) -> pd.DataFrame:
@@ -237,7 +238,8 @@ def system_info(jobs: int, blas_threads: int | str) -> dict:
 
 
 def write_manifest(output, info: dict) -> None:
-    atomic_write_text(Path(output) / "manifest.json", json.dumps(info, indent=2, sort_keys=True, default=str))
+    atomic_write_text(Path(output) / "manifest.json",
+                      json.dumps(info, indent=2, sort_keys=True, default=str))
 
 
 # ----------------------------------------------------------------------------- tables
@@ -422,7 +424,8 @@ def _param_summary(params_json: str) -> str:
 def to_markdown(table: pd.DataFrame) -> str:
     cols = list(table.columns)
     lines = ["| " + " | ".join(cols) + " |",
-             "|" + "|".join("---" if c in ("method", "dataset", "params") else "---:" for c in cols) + "|"]
+             "|" + "|".join("---" if c in ("method", "dataset", "params") else "---:"
+                            for c in cols) + "|"]
     for _, r in table.iterrows():
         lines.append("| " + " | ".join(str(r[c]) for c in cols) + " |")
     return "\n".join(lines) + "\n"
@@ -439,7 +442,8 @@ def render_tables(frame: pd.DataFrame, output, *, title: str = "",
         notes = "".join(f"\n{n}\n" for n in table.attrs.get("notes", ()))
         parts.append(heading + "\n\n" + to_markdown(table) + notes)
         if split == (splits or ["test"])[0]:
-            atomic_write_text(Path(output) / "table.csv", table.to_csv(index=False, lineterminator="\n"))
+            atomic_write_text(Path(output) / "table.csv",
+                              table.to_csv(index=False, lineterminator="\n"))
             from mlx.tables.render import render_run_latex
 
             atomic_write_text(Path(output) / "table.tex", render_run_latex(

@@ -36,9 +36,9 @@ from mlx.tables.spec import (
     fmt_axis,
 )
 
-__all__ = ["NOT_RUN", "WORSE", "BETTER", "NP", "judge", "Source", "TableCell", "Block", "RenderedTable",
-           "config_output", "read_sources", "ours_frame", "params_dict", "select_rows",
-           "build_table"]
+__all__ = ["NOT_RUN", "WORSE", "BETTER", "NP", "judge", "Source", "TableCell", "Block",
+           "RenderedTable", "config_output", "read_sources", "ours_frame", "params_dict",
+           "select_rows", "build_table"]
 
 NOT_RUN = "—"
 WORSE = "▼"

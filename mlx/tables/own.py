@@ -3,7 +3,8 @@
 A spec whose ``paper`` is absent (or ``none``) lays out any results, with no published
 values: rows and columns over the axes ``series`` (result labels), ``dataset``,
 ``metric`` and the numeric sweep axes of :mod:`mlx.axes` (``k_over_L``, ``observed``,
-``labelled``, ``k``), several datasets side by side. Each cell is the mean ± standard deviation (ddof=1) over repetitions; the best mean of each column
+``labelled``, ``k``), several datasets side by side. Each cell is the mean ± standard deviation
+(ddof=1) over repetitions; the best mean of each column
 of a block (by the metric's direction) is bold; with ``baseline: LABEL`` every other
 series is tested against the baseline, paired by repetition on the same dataset and
 setting (:func:`mlx.tables.paired.draw_pvalues`, two-sided paired t-test; repetitions of

@@ -364,7 +364,8 @@ def render_paired_csv(cmp: PairedComparison) -> str:
     rows = [{"dataset": r.dataset, **{ax.column: r.axes.get(ax.column) for ax in SWEEP_AXES},
              "metric": r.metric, "label_a": cmp.a, "label_b": cmp.b, "params_a": r.params_a,
              "params_b": r.params_b, "repetitions_a": r.repetitions_a,
-             "repetitions_b": r.repetitions_b, "pairs": r.pairs, "draws": r.draws, "mean_a": r.mean_a,
+             "repetitions_b": r.repetitions_b, "pairs": r.pairs, "draws": r.draws,
+             "mean_a": r.mean_a,
              "mean_b": r.mean_b, "mean_diff": r.mean_diff, "t_pvalue": r.t_pvalue,
              "wilcoxon_pvalue": r.wilcoxon_pvalue, "note": r.note} for r in cmp.rows]
     return pd.DataFrame(rows, columns=CSV_COLUMNS).to_csv(index=False, float_format="%.10g",

@@ -6,7 +6,8 @@ published table(s) of which paper it reproduces, how our result rows map to the
 paper's rows (a *series*: our ``label``, or our ``method`` plus parameters, to the
 paper's method and loss), how cells are laid out (blocks, rows, columns over the
 axes ``metric``, ``dataset``, ``series``, ``k_over_L``, ``k``, ``observed``,
-``labelled`` (the numeric sweep axes of :mod:`mlx.axes`) and ``variant``), and per metric the display unit, number format, tolerance and
+``labelled`` (the numeric sweep axes of :mod:`mlx.axes`) and ``variant``), and per metric the
+display unit, number format, tolerance and
 direction. Specs never recompute metrics: they read ``results.csv``.
 
 Tolerances are in the display unit of their metric (``%`` and ``x100`` multiply the

@@ -58,7 +58,8 @@ class Format:
     ``tasks``: the tasks the format can be read as (a file spec's or registry entry's
     ``task:``), the default first. ``options``: the file-spec keys it takes besides ``name``,
     ``format``, ``task``, ``train`` and ``test``: options of :mod:`mlx.data.spec`'s vocabulary,
-    or new ones the format declares in ``new_options`` (:class:`Option`). ``read(spec, files, options, xml, xml_beside)`` returns one
+    or new ones the format declares in ``new_options`` (:class:`Option`).
+    ``read(spec, files, options, xml, xml_beside)`` returns one
     :class:`~mlx.data.dataset.Dataset` per file of ``files`` (paths, in the spec's role
     order), ``options`` the spec's format options as a dict (without ``bins``, which the
     loader applies to any real target), ``xml`` and ``xml_beside`` a label list given by the

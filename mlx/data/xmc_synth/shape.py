@@ -182,7 +182,8 @@ def synth_spec(like: str, scale: float = 1.0, seed: int = 0, *, dims_scale: floa
     return SynthSpec(
         like=like, scale=scale, dims_scale=dims_scale, seed=seed, n_train=n_train,
         n_test=n_test, n_features=n_features, n_labels=n_labels, dense_features=dense,
-        avg_features_train=dense + sparse_avg("train"), avg_features_test=dense + sparse_avg("test"),
+        avg_features_train=dense + sparse_avg("train"),
+        avg_features_test=dense + sparse_avg("test"),
         avg_labels_train=label_avg("train"), avg_labels_test=label_avg("test"),
         feature_exponent=a["feature_exponent"], label_exponent=a["label_exponent"], rank=rank,
         feature_dispersion=a["feature_dispersion"])
