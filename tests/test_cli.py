@@ -52,7 +52,8 @@ def test_config_error_is_one_line_exit_2(tmp_path):
     r = invoke("validate", str(p))
     assert r.exit_code == 2
     assert r.output == (f"Error: {p}: methods[0].params.loss: The 'loss' parameter of BR must be a "
-                        "str among {'auto', 'logistic', 'squared', 'squared_hinge'}. Got 'hinge' instead.\n")
+                        "str among {'auto', 'logistic', 'squared', 'squared_hinge'}. "
+                        "Got 'hinge' instead.\n")
     assert "Traceback" not in r.output
 
 
@@ -114,7 +115,8 @@ def test_malformed_data_line_is_one_line_exit_1(tmp_path):
 def test_table_on_missing_results(tmp_path):
     r = invoke("table", str(tmp_path))
     assert r.exit_code == 1
-    assert r.output == f"Error: {tmp_path / 'results.csv'}: file not found; run 'mlx run CONFIG' first\n"
+    assert r.output == (f"Error: {tmp_path / 'results.csv'}: file not found; "
+                        "run 'mlx run CONFIG' first\n")
 
 
 def test_bad_option_is_usage_error():
@@ -123,7 +125,8 @@ def test_bad_option_is_usage_error():
 
 
 @pytest.mark.parametrize("cmd", [[], ["run"], ["validate"], ["table"], ["datasets"],
-                                 ["datasets", "fetch"], ["datasets", "info"], ["datasets", "convert"],
+                                 ["datasets", "fetch"], ["datasets", "info"],
+                                 ["datasets", "convert"],
                                  ["methods"], ["metrics"]])
 def test_every_command_has_help(cmd):
     r = invoke(*cmd, "--help")
@@ -177,7 +180,8 @@ def test_methods_unknown_name_suggests():
     r = invoke("methods", "lem")
     assert r.exit_code == 2
     assert r.output == ("Error: unknown method 'lem'. Did you mean 'leml'? Available methods: "
-                        "bcs, br, constant, cplst, landmark, leml, lsvv, mom, omikuji, plt, wsabie\n")
+                        "bcs, br, constant, cplst, landmark, leml, lsvv, mom, omikuji, plt, "
+                        "wsabie\n")
 
 
 def test_parameter_meanings_parse_numpydoc():

@@ -46,7 +46,8 @@ def test_minimal_config_defaults(tmp_path):
 
 def test_unknown_top_key_suggests(tmp_path):
     msg = error_of(tmp_path, BASE + "metric: [p@1]\n")
-    assert msg.startswith("C: unknown key 'metric'. Did you mean 'metrics'? Valid keys at the top level: ")
+    assert msg.startswith("C: unknown key 'metric'. Did you mean 'metrics'? "
+                          "Valid keys at the top level: ")
 
 
 def test_unknown_sweep_key_suggests(tmp_path):
@@ -63,7 +64,8 @@ def test_ratio_out_of_range(tmp_path):
 
 def test_unknown_method_suggests(tmp_path):
     msg = error_of(tmp_path, BASE.replace("name: br", "name: bR"))
-    assert msg.startswith("C: methods[0].name: unknown method 'bR'. Did you mean 'br'? Available methods: ")
+    assert msg.startswith("C: methods[0].name: unknown method 'bR'. Did you mean 'br'? "
+                          "Available methods: ")
 
 
 def test_bad_method_param_value(tmp_path):

@@ -248,7 +248,8 @@ ALL_KEYS = ("bins, format, header, missing, n_features, n_labels, n_targets, nam
      "only 'synthetic' and 'name')"),
     ({"format": "libsvm", "train": "a"},
      "c.yaml: dataset.format: must be one of 'arff', 'arff-regression', 'libsvm-multilabel', "
-     "'libsvm-multiclass', 'xc', 'csv', 'mldr'. Got 'libsvm' instead. Did you mean 'libsvm-multilabel' or "
+     "'libsvm-multiclass', 'xc', 'csv', 'mldr'. Got 'libsvm' instead. "
+     "Did you mean 'libsvm-multilabel' or "
      "'libsvm-multiclass'?"),
     ({"format": "arf", "train": "a"},
      "c.yaml: dataset.format: must be one of 'arff', 'arff-regression', 'libsvm-multilabel', "

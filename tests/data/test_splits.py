@@ -189,9 +189,11 @@ def test_stratified_holdout_is_the_stratified_random_split():
     (lambda: random_split(-1, 0.5, rng()), "the number of rows must be a non-negative int; got -1"),
     (lambda: random_split(True, 0.5, rng()),
      "the number of rows must be a non-negative int; got True"),
-    (lambda: random_split(2.0, 0.5, rng()), "the number of rows must be a non-negative int; got 2.0"),
+    (lambda: random_split(2.0, 0.5, rng()),
+     "the number of rows must be a non-negative int; got 2.0"),
     (lambda: random_split(0, 0.5, rng()), "cannot split 0 row(s) into two non-empty parts"),
-    (lambda: random_split(10, 0.0, rng()), "test_fraction must be a float in the range (0, 1); got 0.0"),
+    (lambda: random_split(10, 0.0, rng()),
+     "test_fraction must be a float in the range (0, 1); got 0.0"),
     (lambda: holdout(10, 1.5, rng()),
      "validation_fraction must be a float in the range (0, 1); got 1.5"),
 ])

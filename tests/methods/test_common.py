@@ -76,14 +76,16 @@ VARIANTS: dict[str, dict[str, dict]] = {
                                      inner_max_iter=5),
     },
     "lsvv": {   # theta=None (ceil(min(K, D) / 2)): one tiny problem has a single label
-        "srm-linear": dict(epochs=2, min_steps=0),                                      # no graph, no prox
-        "multiclass-lsvv-rff": dict(task="multiclass", epochs=2, min_steps=0, space="rff", n_components=8,
-                                    tau_I=1e-2, tau_S=0.1, n_neighbors=3),  # eq. 19 hinge
-        "regression-lrc-linear": dict(task="regression", epochs=2, min_steps=0, tau_S=0.1),  # eq. 20
+        "srm-linear": dict(epochs=2, min_steps=0),                         # no graph, no prox
+        "multiclass-lsvv-rff": dict(task="multiclass", epochs=2, min_steps=0, space="rff",
+                                    n_components=8, tau_I=1e-2, tau_S=0.1,
+                                    n_neighbors=3),                        # eq. 19 hinge
+        "regression-lrc-linear": dict(task="regression", epochs=2, min_steps=0,
+                                      tau_S=0.1),                          # eq. 20
         "lsvv-linear-tail": dict(epochs=2, min_steps=0, tau_I=1e-2, tau_S=0.1, n_neighbors=3,
                                  batch_size=8, prox_every=2),              # graph, K x K prox
-        "lrc-rff-head": dict(epochs=2, min_steps=0, space="rff", n_components=4, tau_S=0.1, shrink="head",
-                             bandwidth=2.0),                               # D x D prox, head
+        "lrc-rff-head": dict(epochs=2, min_steps=0, space="rff", n_components=4, tau_S=0.1,
+                             shrink="head", bandwidth=2.0),                # D x D prox, head
         "ss-rff-mutual": dict(epochs=2, min_steps=0, space="rff", n_components=12, tau_I=1e-2,
                               n_neighbors=3, graph="mutual", tol=1e-9),    # median bandwidth
     },

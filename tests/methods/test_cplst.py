@@ -113,7 +113,8 @@ def test_missing_labels_declined():
     assert not CPLST.supports_missing_labels
     assert model.skip(FitContext(n_samples=10, n_features=5, n_labels=3, observed_ratio=0.5)) == \
         "cplst does not support missing labels"
-    assert model.skip(FitContext(n_samples=10, n_features=5, n_labels=3, observed_ratio=1.0)) is None
+    assert model.skip(FitContext(n_samples=10, n_features=5, n_labels=3,
+                                 observed_ratio=1.0)) is None
     assert "n_features=30000" in model.skip(FitContext(n_samples=10, n_features=30000,
                                                        n_labels=3))
     X, Y = _problem()

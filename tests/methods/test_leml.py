@@ -256,7 +256,8 @@ def test_rank_above_min_dimensions_is_clamped():
 
 def test_non_finite_factors_raise_divergence_error(monkeypatch):
     X, Y, _ = _problem(17)
-    monkeypatch.setattr(leml_module, "_ridge_shared", lambda AtA, YtA, lam: np.full(YtA.shape, np.inf))
+    monkeypatch.setattr(leml_module, "_ridge_shared",
+                        lambda AtA, YtA, lam: np.full(YtA.shape, np.inf))
     with pytest.raises(DivergenceError, match="LEML diverged at outer iteration 1 "
                                               r"\(non-finite factors\); try a larger l2_reg"):
         LEML(rank=3, l2_reg=0.1).fit(X, Y)

@@ -150,7 +150,8 @@ def test_eig_and_sparse_routes_fit_the_same_model(monkeypatch):
     rng = np.random.default_rng(4)
     X = sp.random(60, 10, density=0.4, random_state=rng, format="csr")
     Y = sp.csr_matrix(rng.integers(0, 2, (60, 5)).astype(float))
-    params = dict(tau_I=1e-2, tau_S=1e-2, theta=2, n_neighbors=4, epochs=3, min_steps=0, random_state=0)
+    params = dict(tau_I=1e-2, tau_S=1e-2, theta=2, n_neighbors=4, epochs=3, min_steps=0,
+                  random_state=0)
     a = LSVV(**params).fit(X, Y)
     monkeypatch.setattr(lsvv_module, "EIG_MAX_FEATURES", 0)
     b = LSVV(**params).fit(X, Y)
@@ -251,8 +252,8 @@ def test_objective_is_eq_11_at_the_fitted_weights(shrink):
     rng = np.random.default_rng(17)
     X = rng.standard_normal((30, 6))
     Y = rng.integers(0, 2, (30, 4)).astype(float)
-    m = LSVV(tau_A=0.01, tau_S=0.3, theta=1, shrink=shrink, epochs=3, min_steps=0, random_state=0).fit(
-        X, sp.csr_matrix(Y))
+    m = LSVV(tau_A=0.01, tau_S=0.3, theta=1, shrink=shrink, epochs=3, min_steps=0,
+             random_state=0).fit(X, sp.csr_matrix(Y))
     s = np.linalg.svd(m.W_, compute_uv=False)
     T = s[1:].sum() if shrink == "tail" else s[:1].sum()
     expected = np.sum((X @ m.W_ - Y) ** 2) / 30 + 0.01 * np.sum(m.W_ ** 2) + 0.3 * T
@@ -276,7 +277,7 @@ def test_theta_at_min_K_D_equals_no_shrinkage():
 def test_theta_none_is_half_of_min_K_D():
     X = np.random.default_rng(9).standard_normal((20, 7))
     Y = sp.csr_matrix(np.eye(5)[np.arange(20) % 5])
-    assert LSVV(epochs=1, min_steps=0).fit(X, Y).theta_ == 3                    # ceil(min(5, 7) / 2)
+    assert LSVV(epochs=1, min_steps=0).fit(X, Y).theta_ == 3           # ceil(min(5, 7) / 2)
     assert LSVV(epochs=1, min_steps=0, space="rff", n_components=2).fit(X, Y).theta_ == 1
 
 
@@ -341,12 +342,14 @@ def test_missing_labels_enter_only_through_the_mask():
     X = rng.standard_normal((40, 5))
     Y = rng.integers(0, 2, (40, 4)).astype(float)
     obs = rng.integers(0, 2, (40, 4)).astype(float)
-    a = LSVV(epochs=2, min_steps=0, random_state=0).fit(X, sp.csr_matrix(Y * obs), observed=sp.csr_matrix(obs))
+    a = LSVV(epochs=2, min_steps=0, random_state=0).fit(X, sp.csr_matrix(Y * obs),
+                                                        observed=sp.csr_matrix(obs))
     b = LSVV(epochs=2, min_steps=0, random_state=0).fit(X, sp.csr_matrix(Y * obs))
     assert not np.array_equal(a.W_, b.W_)                          # unobserved 0s are not 0s
     # nothing observed in a label: its weights only follow the regularisers (stay 0 from 0)
     obs[:, 2] = 0
-    c = LSVV(epochs=2, min_steps=0, random_state=0).fit(X, sp.csr_matrix(Y * obs), observed=sp.csr_matrix(obs))
+    c = LSVV(epochs=2, min_steps=0, random_state=0).fit(X, sp.csr_matrix(Y * obs),
+                                                        observed=sp.csr_matrix(obs))
     np.testing.assert_array_equal(c.W_[:, 2], 0.0)
 
 
@@ -502,7 +505,8 @@ def test_a_fractional_theta_is_a_share_of_min_k_d(theta, expected):
     rng = np.random.default_rng(0)
     X = sp.csr_matrix(rng.normal(size=(60, 8)))
     Y = sp.csr_matrix((rng.random((60, 5)) < 0.3).astype(float))
-    assert LSVV(tau_S=0.1, theta=theta, epochs=1, min_steps=0, random_state=0).fit(X, Y).theta_ == expected
+    model = LSVV(tau_S=0.1, theta=theta, epochs=1, min_steps=0, random_state=0).fit(X, Y)
+    assert model.theta_ == expected
 
 
 def test_small_labelled_sets_get_at_least_min_steps_steps():

@@ -93,5 +93,6 @@ def test_encoding_and_thresholds():
 
 
 def test_unknown_loss_names_the_valid_ones():
-    with pytest.raises(ValueError, match="unknown loss 'hinge'; valid: logistic, squared, squared_hinge"):
+    with pytest.raises(ValueError,
+                       match="unknown loss 'hinge'; valid: logistic, squared, squared_hinge"):
         get_loss("hinge")

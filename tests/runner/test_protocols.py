@@ -354,7 +354,8 @@ def test_a_semi_supervised_method_gets_the_unlabelled_rows_as_features_only(tmp_
     try:
         text = MULTICLASS.replace("sweep: {rank: [2, 3]}",
                                   "sweep: {labelled_ratio: [1.0, 0.2]}") \
-            .replace("  - name: br\n    params: {loss: squared}\n    select: {l2_reg: [0.1, 10.0]}\n", "") \
+            .replace("  - name: br\n    params: {loss: squared}\n"
+                     "    select: {l2_reg: [0.1, 10.0]}\n", "") \
             .replace("  - name: leml\n    params: {loss: squared, max_iter: 3}\n", "") \
             .replace("  - name: constant\n", "  - name: semi\n    select: {alpha: [1.0, 2.0]}\n")
         _, frame = run(tmp_path, text)

@@ -205,7 +205,8 @@ def test_only_unknown_name_is_a_config_error(tmp_path):
     from mlx.errors import ConfigError
 
     cfg = make_config(tmp_path)
-    with pytest.raises(ConfigError, match="--only 'XX' matches no method name or label; valid: LR, SQ, br"):
+    with pytest.raises(ConfigError,
+                       match="--only 'XX' matches no method name or label; valid: LR, SQ, br"):
         run_experiment(cfg, jobs=1, output=str(tmp_path / "o"), only="XX", quiet=True,
                        progress=False)
 

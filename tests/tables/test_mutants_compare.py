@@ -47,4 +47,5 @@ def test_a_dataset_missing_from_two_chosen_tables_names_both():
     with pytest.raises(ConfigError) as exc:
         compare_spec(frame, "leml", tables=["5", "11"], source="res")
     assert str(exc.value) == ("res: the leml paper has no rows for dataset 'delicious' "
-                                     "in tables 5, 11 (it reports: bibtex, autofood, compphys); nothing to compare")
+                              "in tables 5, 11 (it reports: bibtex, autofood, compphys); "
+                              "nothing to compare")

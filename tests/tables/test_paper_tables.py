@@ -468,7 +468,8 @@ def test_a_baseline_without_published_values_appears_in_every_variant(tmp_path):
                     params=json.dumps(params, separators=(",", ":")), repetition=rep,
                     split="test", metric="mse", value=value, status="ok", fit_seconds=1.0)
 
-    rows = [srow("constant", "constant", {}, 0.0144, 0), srow("constant", "constant", {}, 0.0146, 1)]
+    rows = [srow("constant", "constant", {}, 0.0144, 0),
+            srow("constant", "constant", {}, 0.0146, 1)]
     for sim, v in (("sigmoid", 0.0061), ("manhattan", 0.0069)):
         rows += [srow("RegLand-Sp", "landmark", {"model": "regland_sp", "similarity": sim}, v, r)
                  for r in (0, 1)]
@@ -513,7 +514,8 @@ def test_a_method_without_a_rank_appears_at_every_absolute_rank(tmp_path):
         metrics:
           p@1: {tolerance: null}
         """)
-    lines = [ln for ln in md.splitlines() if ln.startswith("| eurlex-synth") or ln.startswith("|  |")]
+    lines = [ln for ln in md.splitlines()
+             if ln.startswith("| eurlex-synth") or ln.startswith("|  |")]
     cells = [[c.strip() for c in ln.strip("|").split("|")][2:] for ln in lines]
     assert cells[0][0].startswith("6.00") and cells[0][1].startswith("66.00")
     assert cells[1][0].startswith("6.00") and cells[1][1].startswith("—")
