@@ -290,7 +290,8 @@ max_radius, chord_residual, chord_ratio, rounding : float
                              n_hessians=hessians)
 
 
-def tensor_power_method(products, dim: int, n_components: int, *, n_restarts: int = 10,
+# Complexity 21 (over 15): restarts, shifts, Anderson and trust-region steps share state.
+def tensor_power_method(products, dim: int, n_components: int, *, n_restarts: int = 10,  # noqa: C901
                         max_iter: int = 100, tol: float = 1e-8, shift: float = 0.0,
                         adaptive_shift: bool = True, anderson: int = 5, hessian=None,
                         selection_products=None, rng: np.random.Generator) -> PowerResult:

@@ -112,7 +112,8 @@ def _to_boundary(s, d, delta):
     return (rad - std) / dtd
 
 
-def tron(fun_grad: Callable[[np.ndarray], tuple[float, np.ndarray]],
+# Complexity 20 (over 15): LIBLINEAR's TRON loop, kept in one piece to read against tron.cpp.
+def tron(fun_grad: Callable[[np.ndarray], tuple[float, np.ndarray]],  # noqa: C901
          hessp: Callable[[np.ndarray, np.ndarray], np.ndarray],
          x0: np.ndarray, *, tol: float = 1e-3, max_iter: int = 100,
          cg_max_iter: int | None = None, cg_tol: float = 0.1,

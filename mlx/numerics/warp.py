@@ -194,8 +194,9 @@ def project_rows(A: np.ndarray, max_norm: float | None) -> None:
 
 
 # ----------------------------------------------------------------------------- the epoch
+# Complexity 17 (over 15): numba kernel: one pass over the epoch's samples.
 @njit(cache=True)
-def _warp_epoch(U, VT, x_indptr, x_indices, x_data, pos_indptr, pos_indices, pair_row,
+def _warp_epoch(U, VT, x_indptr, x_indices, x_data, pos_indptr, pos_indices, pair_row,  # noqa: C901
                 neg_indptr, neg_indices, explicit_neg, order, seed, learning_rate, margin,
                 max_norm, harmonic):
     n_labels, k = U.shape

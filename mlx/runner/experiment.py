@@ -192,7 +192,8 @@ def _reusable(store: CellStore, cell, other: set) -> dict | None:
     return rec
 
 
-def _run_locked(config, out: Path, all_cells, cells, *, jobs, force, only, quiet, progress,
+# Complexity 18 (over 15): the run's steps in order, each with its cleanup.
+def _run_locked(config, out: Path, all_cells, cells, *, jobs, force, only, quiet, progress,  # noqa: C901
                 kept, runner, heartbeat=None) -> RunSummary:
     jobs = jobs or config.jobs or default_jobs()
     jobs = max(1, min(jobs, len(cells) or 1))

@@ -387,7 +387,8 @@ def _panels(ok, x, by, series, at) -> list[Panel]:
     return panels
 
 
-def plot_results(frame: pd.DataFrame, *, x: str, metric: str, out_dir, paper: str | None = "auto",
+# Complexity 22 (over 15): one branch per option and per figure layout.
+def plot_results(frame: pd.DataFrame, *, x: str, metric: str, out_dir, paper: str | None = "auto",  # noqa: C901
                  datasets=None, series=None, tables=None, at: dict | None = None,
                  by=(), prefix: str = "", source: str = "results",
                  key_prefix: str = "--", percent: bool | None = None) -> list[Path]:
