@@ -53,8 +53,8 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from mlx.data.dataset import canonical_csr
 from mlx import errors
+from mlx.data.dataset import canonical_csr
 from mlx.errors import ConfigError, UnknownNameError, suggest
 from mlx.registry import Registry
 
@@ -374,7 +374,8 @@ class Preprocessor:
     def transform(self, X) -> sp.csr_matrix:
         """Apply the fitted steps; returns a new canonical float64 CSR matrix."""
         if self.n_features_in_ is None:
-            raise errors.NotFittedError("This Preprocessor instance is not fitted yet. Call 'fit' first.")
+            raise errors.NotFittedError(
+                "This Preprocessor instance is not fitted yet. Call 'fit' first.")
         X = _as_csr(X)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"Preprocessor.transform: X has {X.shape[1]} features but the "
