@@ -23,7 +23,9 @@ and validation rows are the same for both methods -- the ``split_fingerprint``,
 repetition of an official train/test split with all labels -- differ at most by the
 methods' seeds: they count as one observation (their mean). With fewer than two
 observations (or pairs) the p-values are n/a and the note says why; when every difference
-is zero both p-values are 1 (scipy's tests are undefined there) and the note says so.
+is zero both p-values are 1 (scipy's tests are undefined there) and the note says so; when
+every difference is the same non-zero value (up to rounding), the t-test is n/a (no spread:
+its statistic is infinite) and only the Wilcoxon p-value is given, with a note.
 """
 
 from __future__ import annotations
@@ -108,13 +110,34 @@ def paired_pvalues(a, b) -> tuple[float | None, float | None, str]:
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if len(a) < 2:
         return None, None, f"{NA}: fewer than 2 pairs"
-    if np.all(a - b == 0):
+    d = a - b
+    if np.all(d == 0):
         return 1.0, 1.0, ALL_ZERO
     with warnings.catch_warnings():   # small samples and ties: scipy warns, still answers
         warnings.simplefilter("ignore")
-        t = float(stats.ttest_rel(a, b).pvalue)
         w = float(stats.wilcoxon(a, b).pvalue)
+        if _equal_differences(d):
+            return None, (None if math.isnan(w) else w), _equal_note(d)
+        t = float(stats.ttest_rel(a, b).pvalue)
     return (None if math.isnan(t) else t), (None if math.isnan(w) else w), ""
+
+
+def _equal_differences(d: np.ndarray) -> bool:
+    """Every difference the same up to the rounding of the two means (relative 1e-9).
+
+    The t statistic divides by the differences' spread: with none (e.g. a method one test
+    entry worse on every split of a Hamming loss), it is infinite or rounding noise and its
+    p-value (``0`` or ``1e-9``) would claim a certainty that n pairs cannot give.
+    """
+    finite = d[np.isfinite(d)]
+    if finite.size != d.size:
+        return False
+    return bool(np.ptp(d) <= 1e-9 * np.max(np.abs(d)))
+
+
+def _equal_note(d: np.ndarray) -> str:
+    return (f"t-test {NA}: every difference is {d[0]:+.4g} (no spread, the t statistic is "
+            f"undefined); Wilcoxon only")
 
 
 def _keys() -> list[str]:
