@@ -24,7 +24,7 @@ repetition of an official train/test split with all labels -- differ at most by 
 methods' seeds: they count as one observation (their mean). With fewer than two
 observations (or pairs) the p-values are n/a and the note says why; when every difference
 is zero both p-values are 1 (scipy's tests are undefined there) and the note says so; when
-every difference is the same non-zero value (up to rounding), the t-test is n/a (no spread:
+every difference is the same non-zero value (to 1e-8 of the values), the t-test is n/a (no spread:
 its statistic is infinite) and only the Wilcoxon p-value is given, with a note.
 """
 
@@ -116,23 +116,24 @@ def paired_pvalues(a, b) -> tuple[float | None, float | None, str]:
     with warnings.catch_warnings():   # small samples and ties: scipy warns, still answers
         warnings.simplefilter("ignore")
         w = float(stats.wilcoxon(a, b).pvalue)
-        if _equal_differences(d):
+        if _equal_differences(d, np.concatenate([a, b])):
             return None, (None if math.isnan(w) else w), _equal_note(d)
         t = float(stats.ttest_rel(a, b).pvalue)
     return (None if math.isnan(t) else t), (None if math.isnan(w) else w), ""
 
 
-def _equal_differences(d: np.ndarray) -> bool:
-    """Every difference the same up to the rounding of the two means (relative 1e-9).
+def _equal_differences(d: np.ndarray, values: np.ndarray) -> bool:
+    """Every difference the same to the precision the values carry (1e-8 of their largest
+    magnitude: results.csv keeps 10 significant digits, and a metric such as a Hamming loss
+    comes in steps of one test entry, so one step on every split gives equal differences).
 
-    The t statistic divides by the differences' spread: with none (e.g. a method one test
-    entry worse on every split of a Hamming loss), it is infinite or rounding noise and its
-    p-value (``0`` or ``1e-9``) would claim a certainty that n pairs cannot give.
+    The t statistic divides by the differences' spread: with none, it is infinite or
+    rounding noise, and its p-value (``0``, or ``1e-6`` from 2 pairs) would claim a certainty
+    that the pairs cannot give.
     """
-    finite = d[np.isfinite(d)]
-    if finite.size != d.size:
+    if not (np.all(np.isfinite(d)) and np.all(np.isfinite(values))):
         return False
-    return bool(np.ptp(d) <= 1e-9 * np.max(np.abs(d)))
+    return bool(np.ptp(d) <= 1e-8 * np.max(np.abs(values)))
 
 
 def _equal_note(d: np.ndarray) -> str:

@@ -281,14 +281,12 @@ def test_a_grid_both_methods_sweep_is_matched_not_crossed():
 
 
 def test_equal_nonzero_differences_have_no_t_test():
-    # Hamming loss one test entry worse on both splits: the differences agree up to the
-    # rounding of the two means, so ttest_rel would print p ~ 1e-6 from 2 pairs.
-    entry = 1 / 354888
-    a = [0.0143981 + entry, 0.0143922 + entry]
-    b = [0.0143981, 0.0143922]
+    # A Hamming loss one test entry worse on both splits, as results.csv stores it (10
+    # significant digits): ttest_rel printed p = 1e-6 from these 2 pairs.
+    a, b = [0.01451815052, 0.01427712654], [0.01451531495, 0.01427429096]
     t, w, note = paired_pvalues(a, b)
     assert t is None and w == 0.5
-    assert note == ("t-test n/a: every difference is +2.818e-06 (no spread, the t statistic "
+    assert note == ("t-test n/a: every difference is +2.836e-06 (no spread, the t statistic "
                     "is undefined); Wilcoxon only")
     # Exactly equal differences too (scipy: t = inf, p = 0).
     assert paired_pvalues([0.3, 0.5, 0.7], [0.2, 0.4, 0.6])[0] is None
