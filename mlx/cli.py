@@ -103,11 +103,11 @@ def cli(ctx, debug, verbose, max_line_bytes, max_read_memory):
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
     _setup_logging(2 if debug else verbose)
-    from mlx.data.lineparse import parse_size
-
     for option, value, var in (("--max-line-bytes", max_line_bytes, "MLX_MAX_LINE_BYTES"),
                                ("--max-read-memory", max_read_memory, "MLX_MAX_READ_MEMORY")):
         if value is not None:
+            from mlx.data.lineparse import parse_size  # numpy and scipy: only when given
+
             try:
                 parse_size(value)
             except ValueError:

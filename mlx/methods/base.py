@@ -29,8 +29,6 @@ is unknown. ``observed=None`` means every entry is observed.
 from __future__ import annotations
 
 import inspect
-import numbers
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -40,7 +38,20 @@ from sklearn.utils import ClassifierTags, RegressorTags
 
 from mlx.errors import NotFittedError
 from mlx.methods import METHODS  # noqa: F401  (defined in the package, filled lazily)
-from mlx.tasks import Task, as_task, get_task
+from mlx.methods.constraints import (  # noqa: F401  (re-exported: methods import them here)
+    BOOL,
+    FitContext,
+    Interval,
+    InvalidParameterError,
+    StrOptions,
+    TaskOptions,
+    _describe,
+    _TypeConstraint,
+    check_params,
+    skip_reason,
+    task_name,
+)
+from mlx.tasks import Task, get_task
 
 __all__ = [
     "METHODS",
@@ -52,135 +63,6 @@ __all__ = [
     "InvalidParameterError",
     "check_is_fitted",
 ]
-
-
-class InvalidParameterError(ValueError):
-    """A hyper-parameter violates its constraint; ``param`` names it."""
-
-    def __init__(self, param: str, message: str):
-        self.param = param
-        super().__init__(message)
-
-
-class Interval:
-    """Numbers of ``type_`` (``numbers.Integral`` or ``numbers.Real``) in a range.
-
-    ``closed`` is one of ``"both"``, ``"left"``, ``"right"``, ``"neither"``;
-    ``None`` for a bound means unbounded.
-    """
-
-    def __init__(self, type_, left, right, *, closed: str = "both"):
-        self.type = type_
-        self.left = left
-        self.right = right
-        self.closed = closed
-
-    def is_satisfied_by(self, value) -> bool:
-        if isinstance(value, bool) or not isinstance(value, self.type):
-            return False
-        if isinstance(value, float) and not np.isfinite(value):
-            return False
-        lo_ok = self.left is None or (
-            value >= self.left if self.closed in ("both", "left") else value > self.left)
-        hi_ok = self.right is None or (
-            value <= self.right if self.closed in ("both", "right") else value < self.right)
-        return lo_ok and hi_ok
-
-    def __str__(self) -> str:
-        kind = "an int" if self.type is numbers.Integral else "a float"
-        lb = "[" if self.closed in ("both", "left") and self.left is not None else "("
-        rb = "]" if self.closed in ("both", "right") and self.right is not None else ")"
-        lo = "-inf" if self.left is None else self.left
-        hi = "inf" if self.right is None else self.right
-        return f"{kind} in the range {lb}{lo}, {hi}{rb}"
-
-
-class StrOptions:
-    """One of a fixed set of strings."""
-
-    def __init__(self, options):
-        self.options = frozenset(options)
-
-    def is_satisfied_by(self, value) -> bool:
-        return isinstance(value, str) and value in self.options
-
-    def __str__(self) -> str:
-        return "a str among {" + ", ".join(repr(o) for o in sorted(self.options)) + "}"
-
-
-class TaskOptions(StrOptions):
-    """One of the named tasks: its name, or the task object (:mod:`mlx.tasks`) the runner
-    passes."""
-
-    def is_satisfied_by(self, value) -> bool:
-        if isinstance(value, Task):
-            return value.name in self.options
-        return super().is_satisfied_by(value)
-
-
-class _TypeConstraint:
-    def __init__(self, type_, label):
-        self.type = type_
-        self.label = label
-
-    def is_satisfied_by(self, value) -> bool:
-        if self.type is bool:
-            return isinstance(value, bool)
-        return isinstance(value, self.type) and not isinstance(value, bool)
-
-    def __str__(self) -> str:
-        return self.label
-
-
-BOOL = _TypeConstraint(bool, "a bool")
-
-
-def _describe(constraint) -> str:
-    if constraint is None:
-        return "None"
-    if constraint is numbers.Integral:
-        return "an int"
-    if constraint is numbers.Real:
-        return "a float"
-    return str(constraint)
-
-
-def _satisfied(constraint, value) -> bool:
-    if constraint is None:
-        return value is None
-    if constraint is numbers.Integral:
-        return isinstance(value, numbers.Integral) and not isinstance(value, bool)
-    if constraint is numbers.Real:
-        return isinstance(value, numbers.Real) and not isinstance(value, bool)
-    return constraint.is_satisfied_by(value)
-
-
-@dataclass(frozen=True)
-class FitContext:
-    """What a cell will ask of a method, for :meth:`BaseMethod.skip` to accept or decline.
-
-    Attributes
-    ----------
-    task : Task
-        The task object (:mod:`mlx.tasks`); a task name given here is replaced by its object.
-    n_samples, n_features, n_labels : int
-        Sizes of the training data the method will be fitted on (``n_labels`` is the number
-        of target columns for regression).
-    observed_ratio : float
-        Fraction of label entries observed (1.0: full labels).
-    labelled_ratio : float
-        Fraction of training rows with labels (1.0: all); the others come as unlabelled rows.
-    """
-
-    task: Task | str = "multilabel"
-    n_samples: int = 0
-    n_features: int = 0
-    n_labels: int = 0
-    observed_ratio: float = 1.0
-    labelled_ratio: float = 1.0
-
-    def __post_init__(self):
-        object.__setattr__(self, "task", as_task(self.task))
 
 
 # Why scikit-learn's common checks fail for every method of a task (see expected_failed_checks).
@@ -250,16 +132,8 @@ class BaseMethod(BaseEstimator):
 
     def _validate_params(self) -> None:
         """Check every parameter against ``_parameter_constraints``."""
-        for pname, constraints in self._parameter_constraints.items():
-            value = getattr(self, pname)
-            if any(_satisfied(c, value) for c in constraints):
-                continue
-            descr = [_describe(c) for c in constraints]
-            expected = descr[0] if len(descr) == 1 else ", ".join(descr[:-1]) + " or " + descr[-1]
-            raise InvalidParameterError(
-                pname,
-                f"The {pname!r} parameter of {type(self).__name__} must be {expected}. "
-                f"Got {value!r} instead.")
+        check_params(type(self).__name__, self._parameter_constraints,
+                     {name: getattr(self, name) for name in self._parameter_constraints})
 
     # -- protocol -----------------------------------------------------------
     def skip(self, context: FitContext) -> str | None:
@@ -268,12 +142,7 @@ class BaseMethod(BaseEstimator):
         The base class declines a task not in ``tasks`` and missing labels without
         ``supports_missing_labels``; a method adds its own reasons by extending this.
         """
-        if context.task.name not in self.tasks:
-            return (f"{self.name} does not handle {context.task} tasks "
-                    f"(it handles: {', '.join(self.tasks)})")
-        if context.observed_ratio < 1.0 and not self.supports_missing_labels:
-            return f"{self.name} does not support missing labels"
-        return None
+        return skip_reason(self.name, self.tasks, self.supports_missing_labels, context)
 
     def check_context(self, context: FitContext) -> None:
         """Raise :class:`InvalidParameterError` when the parameters conflict with ``context``.
@@ -305,9 +174,7 @@ class BaseMethod(BaseEstimator):
     def _task_name(self) -> str:
         """The task this instance is set up for: its ``task`` parameter (a name or a task
         object), else the first of ``tasks``."""
-        task = getattr(self, "task", None)
-        task = task.name if isinstance(task, Task) else task
-        return task if isinstance(task, str) and task in self.tasks else self.tasks[0]
+        return task_name(getattr(self, "task", None), self.tasks)
 
     def _task(self) -> Task:
         """The task object of :meth:`_task_name`."""

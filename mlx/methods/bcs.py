@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import time
-from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import gammaln
@@ -20,7 +19,8 @@ from scipy.special import gammaln
 from mlx.errors import DivergenceError
 from mlx.methods._auto import AutoChoice, is_auto, record
 from mlx.methods._validation import check_fit_data, check_n_features
-from mlx.methods.base import METHODS, BaseMethod, Interval, StrOptions, check_is_fitted
+from mlx.methods.base import METHODS, BaseMethod, check_is_fitted
+from mlx.methods.table import TABLES
 from mlx.numerics.regpath import RidgePath
 from mlx.numerics.ridge import GramRidge
 
@@ -340,18 +340,7 @@ class BCS(BaseMethod):
             "thresholded accuracy on one label stays near the majority rate; rankings are "
             "unaffected"),
     }
-    _parameter_constraints = {
-        "rank": [Interval(Integral, 1, None, closed="left")],
-        "sigma": [Interval(Real, 0, None, closed="neither")],
-        "chi": [Interval(Real, 0, None, closed="neither")],
-        "weight_precision": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
-        "gamma_shape": [Interval(Real, 0, None, closed="neither")],
-        "gamma_rate": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="left")],
-        "predict_iter": [Interval(Integral, 1, None, closed="left")],
-        "random_state": [None, Integral],
-    }
+    _parameter_constraints = TABLES["bcs"].constraints
 
     def __init__(self, *, rank: int = 10, sigma: float = 0.3, chi: float = 0.3,
                  weight_precision: float | str = "auto", gamma_shape: float = 1e-6,

@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
-from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -20,12 +19,10 @@ from mlx.methods._validation import check_fit_data, check_n_features
 from mlx.methods.base import (
     METHODS,
     BaseMethod,
-    Interval,
     InvalidParameterError,
-    StrOptions,
-    TaskOptions,
     check_is_fitted,
 )
+from mlx.methods.table import TABLES, br_skip
 from mlx.numerics.cg import block_cg
 from mlx.numerics.regpath import RidgePath
 from mlx.numerics.ridge import PSDFactor, psd_solve, ridge
@@ -326,16 +323,7 @@ class BR(BaseMethod):
     tasks = ("multilabel", "multiclass", "regression", "ordinal")
     supports_missing_labels = True
     uses_rank = False
-    _parameter_constraints = {
-        "task": [TaskOptions(tasks)],
-        "loss": [StrOptions({"auto", "squared", "logistic", "squared_hinge"})],
-        "C": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
-        "l2_reg": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
-        "bias": [Interval(Real, None, None)],
-        "eps": [Interval(Real, 0, None, closed="neither")],
-        "n_jobs": [Interval(Integral, 1, None, closed="left")],
-        "random_state": [None, Integral],
-    }
+    _parameter_constraints = TABLES["br"].constraints
 
     def __init__(self, *, loss: str = "auto", C: float | str = "auto",
                  l2_reg: float | str = "auto",
@@ -363,12 +351,7 @@ class BR(BaseMethod):
 
     def skip(self, context) -> str | None:
         """Decline a regression task unless the loss is squared (or ``"auto"``)."""
-        reason = super().skip(context)
-        if reason is None and context.task.real_valued and self.loss not in ("squared",
-                                                                              "auto"):
-            reason = (f"{self.name} with loss={self.loss!r} does not handle {context.task} "
-                      f"tasks (loss='squared' does)")
-        return reason
+        return super().skip(context) or br_skip(self, context)
 
     def _fit(self, X, Y, *, observed=None):
         """Fit one model per label.

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from mlx.methods._validation import check_fit_data, check_n_features
-from mlx.methods.base import METHODS, BaseMethod, TaskOptions, check_is_fitted
+from mlx.methods.base import METHODS, BaseMethod, check_is_fitted
+from mlx.methods.table import TABLES
 from mlx.metrics.names import TASK_NAMES
 
 __all__ = ["Constant"]
@@ -40,7 +41,7 @@ class Constant(BaseMethod):
     tasks = _TASKS
     _poor_score = True     # a baseline: it ignores X
     supports_missing_labels = True
-    _parameter_constraints = {"task": [TaskOptions(_TASKS)]}
+    _parameter_constraints = TABLES["constant"].constraints
 
     def __init__(self, *, task: str = "multilabel"):
         self.task = task

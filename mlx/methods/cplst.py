@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import logging
 import time
-from numbers import Integral, Real
 
 import numpy as np
 import scipy.linalg as sla
 
 from mlx.methods._auto import AutoChoice, is_auto, record
 from mlx.methods._validation import check_fit_data, check_n_features
-from mlx.methods.base import METHODS, BaseMethod, Interval, StrOptions, check_is_fitted
+from mlx.methods.base import METHODS, BaseMethod, check_is_fitted
+from mlx.methods.table import TABLES
 from mlx.numerics.regpath import RidgePath
 from mlx.numerics.ridge import psd_solve
 
@@ -122,11 +122,7 @@ class CPLST(BaseMethod):
 
     supports_missing_labels = False
     uses_rank = True
-    _parameter_constraints = {
-        "rank": [Interval(Integral, 1, None, closed="left")],
-        "l2_reg": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
-        "random_state": [None, Integral],
-    }
+    _parameter_constraints = TABLES["cplst"].constraints
 
     def __init__(self, *, rank: int = 10, l2_reg: float | str = "auto",
                  random_state: int | None = None):

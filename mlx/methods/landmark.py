@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import math
-from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -19,20 +18,23 @@ import scipy.sparse as sp
 from mlx.methods._auto import fit_holdout, is_auto, log_grid
 from mlx.methods._validation import check_n_features
 from mlx.methods.base import (
-    BOOL,
     METHODS,
     BaseMethod,
     FitContext,
-    Interval,
     InvalidParameterError,
-    StrOptions,
-    TaskOptions,
     check_is_fitted,
+)
+from mlx.methods.table import (
+    LANDMARK_OWNER,
+    TABLES,
+    landmark_check_context,
+    landmark_check_n_landmarks,
+    landmark_check_sparsity,
+    landmark_skip,
 )
 from mlx.numerics.exc import exc_descent, exc_levels
 from mlx.numerics.fgs import forward_greedy_selection
 from mlx.numerics.similarity import (
-    SIMILARITIES,
     NonFiniteSimilarityError,
     mean_distance,
     nadaraya_watson,
@@ -44,7 +46,7 @@ __all__ = ["Landmark"]
 
 log = logging.getLogger(__name__)
 
-_OWNER = "Landmark"
+_OWNER = LANDMARK_OWNER
 _MODELS = ("regland", "regland_sp", "orland", "kr")
 _TASKS = ("regression", "ordinal")
 _SVR_SOLVER = {"squared_epsilon_insensitive": 11, "epsilon_insensitive": 13}
@@ -252,23 +254,7 @@ class Landmark(BaseMethod):
     tasks = _TASKS
     supports_missing_labels = False
     uses_rank = False
-    _parameter_constraints = {
-        "model": [StrOptions(set(_MODELS))],
-        "similarity": [StrOptions(set(SIMILARITIES.names()))],
-        "n_landmarks": [Interval(Integral, 1, None, closed="left")],
-        "sparsity": [None, Interval(Integral, 1, None, closed="left")],
-        "C": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
-        "epsilon": [Interval(Real, 0, None, closed="left")],
-        "loss": [StrOptions(set(_SVR_SOLVER))],
-        "margin": [Interval(Real, 0, 0.5, closed="right")],
-        # bandwidth^2 must stay a normal float: 1e-300 squared is 0 (a division by zero)
-        "bandwidth": [None, Interval(Real, 1e-150, 1e150, closed="both")],
-        "fit_intercept": [BOOL],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "tol": [None, Interval(Real, 0, None, closed="neither")],
-        "random_state": [None, Integral],
-        "task": [TaskOptions(_TASKS)],
-    }
+    _parameter_constraints = TABLES["landmark"].constraints
 
     def __init__(self, *, model: str = "regland", similarity: str = "manhattan",
                  n_landmarks: int = 50, sparsity: int | None = None, C: float | str = "auto",
@@ -312,21 +298,10 @@ class Landmark(BaseMethod):
         return -(-self.n_landmarks // 2) if self.sparsity is None else self.sparsity
 
     def _check_sparsity(self) -> None:
-        if (self.model == "regland_sp" and isinstance(self.sparsity, Integral)
-                and isinstance(self.n_landmarks, Integral) and self.sparsity > self.n_landmarks):
-            raise InvalidParameterError(
-                "sparsity",
-                f"The 'sparsity' parameter of {_OWNER} must be at most n_landmarks "
-                f"({self.n_landmarks}) with model='regland_sp' (it counts landmarks kept). "
-                f"Got {self.sparsity!r} instead.")
+        landmark_check_sparsity(self)
 
     def _check_n_landmarks(self, n_samples: int) -> None:
-        if self.model != "kr" and n_samples > 0 and self.n_landmarks > n_samples:
-            raise InvalidParameterError(
-                "n_landmarks",
-                f"The 'n_landmarks' parameter of {_OWNER} must be in the range [1, {n_samples}] "
-                f"here: the landmarks are drawn without replacement from the {n_samples} "
-                f"training rows. Got {self.n_landmarks!r} instead.")
+        landmark_check_n_landmarks(self, n_samples)
 
     def _validate_params(self) -> None:
         """The per-parameter constraints, then ``sparsity <= n_landmarks`` for RegLand-Sp."""
@@ -335,20 +310,12 @@ class Landmark(BaseMethod):
 
     def skip(self, context: FitContext) -> str | None:
         """Also decline ORLand on a regression task (it needs ordinal levels)."""
-        reason = super().skip(context)
-        if reason is None and self.model == "orland" and not context.task.has_levels:
-            reason = (f"{self.name} with model='orland' needs ordinal targets (levels); "
-                      f"use model='regland' or 'regland_sp' for regression")
-        return reason
+        return super().skip(context) or landmark_skip(self, context)
 
     def check_context(self, context: FitContext) -> None:
         """``sparsity <= n_landmarks`` (RegLand-Sp) and ``n_landmarks <= n_samples``
         (landmark models; skipped when ``context.n_samples`` is 0, i.e. unknown)."""
-        if context.task.name not in self.tasks:
-            return                                        # skip() declines it
-        self._check_sparsity()
-        if isinstance(self.n_landmarks, Integral):
-            self._check_n_landmarks(context.n_samples)
+        landmark_check_context(self, context)
 
     def _check_targets(self, X, Y, observed):
         task = self._task()

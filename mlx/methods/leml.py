@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import logging
 import time
-from numbers import Integral, Real
-from typing import ClassVar
 
 import numpy as np
 import scipy.linalg
@@ -18,11 +16,9 @@ from mlx.methods._validation import check_fit_data, check_n_features
 from mlx.methods.base import (
     METHODS,
     BaseMethod,
-    Interval,
-    InvalidParameterError,
-    StrOptions,
     check_is_fitted,
 )
+from mlx.methods.table import TABLES, check_w_solver
 from mlx.numerics.cg import cg
 from mlx.numerics.gram import (
     GramEigen,
@@ -371,18 +367,7 @@ class LEML(BaseMethod):
     supports_missing_labels = True
     uses_rank = True
 
-    _parameter_constraints: ClassVar[dict[str, list]] = {
-        "rank": [Interval(Integral, 1, None, closed="left")],
-        "l2_reg": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
-        "loss": [StrOptions({"squared", "logistic", "squared_hinge"})],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="left")],
-        "inner_max_iter": [Interval(Integral, 1, None, closed="left")],
-        "inner_tol": [Interval(Real, 0, None, closed="neither")],
-        "init": [StrOptions({"svd", "random"})],
-        "w_solver": [StrOptions({"auto", "eig", "cg", "tron"})],
-        "random_state": [None, Integral],
-    }
+    _parameter_constraints = TABLES["leml"].constraints
 
     def __init__(self, *, rank=10, l2_reg="auto", loss="squared", max_iter=10, tol=1e-4,
                  inner_max_iter=25, inner_tol=1e-3, init="svd", w_solver="auto",
@@ -410,15 +395,7 @@ class LEML(BaseMethod):
             if squared and full and n_features <= EIG_MAX_FEATURES:
                 return "eig"
             return "cg" if squared else "tron"
-        if solver == "eig" and not (squared and full):
-            raise InvalidParameterError(
-                "w_solver", "w_solver='eig' needs loss='squared' and fully observed labels; "
-                f"got loss={self.loss!r} with {'full' if full else 'missing'} labels. "
-                "Use 'auto', 'cg' or 'tron'.")
-        if solver == "cg" and not squared:
-            raise InvalidParameterError(
-                "w_solver", f"w_solver='cg' needs loss='squared' (got {self.loss!r}); "
-                "use 'tron' or 'auto'.")
+        check_w_solver(solver, self.loss, squared, full)
         return solver
 
     def check_context(self, context) -> None:

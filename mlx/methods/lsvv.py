@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import math
 import time
-from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
@@ -14,18 +13,20 @@ import scipy.sparse as sp
 
 from mlx.errors import DivergenceError
 from mlx.methods._auto import fit_holdout, is_auto, log_grid
-from mlx.methods._scale import SCALE_OPTIONS, apply_scale, fit_scale
+from mlx.methods._scale import apply_scale, fit_scale
 from mlx.methods._status import settled
 from mlx.methods._validation import as_float_csr, check_fit_data, check_n_features
 from mlx.methods.base import (
-    BOOL,
     METHODS,
     BaseMethod,
-    Interval,
     InvalidParameterError,
-    StrOptions,
-    TaskOptions,
     check_is_fitted,
+)
+from mlx.methods.table import (
+    TABLES,
+    lsvv_check_context,
+    lsvv_neighbors_error,
+    lsvv_theta_error,
 )
 from mlx.numerics.adadelta import proximal_adadelta
 from mlx.numerics.knn_graph import graph_laplacian, knn_graph
@@ -416,30 +417,7 @@ class LSVV(BaseMethod):
     supports_missing_labels = True
     uses_rank = False
     uses_unlabelled: ClassVar[bool] = True
-    _parameter_constraints = {
-        "task": [TaskOptions(tasks)],
-        "space": [StrOptions({"linear", "rff"})],
-        "n_components": [Interval(Integral, 1, None, closed="left")],
-        "bandwidth": [Interval(Real, 1e-150, 1e150, closed="both"), StrOptions({"median"})],
-        "tau_A": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
-        "scale_features": [StrOptions(SCALE_OPTIONS)],
-        "tau_I": [Interval(Real, 0, None, closed="left")],
-        "tau_S": [Interval(Real, 0, None, closed="left")],
-        "theta": [Interval(Integral, 0, None, closed="left"),
-                  Interval(Real, 0, 1, closed="neither"), None],
-        "shrink": [StrOptions({"tail", "head"})],
-        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
-        "graph": [StrOptions({"union", "mutual"})],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "epochs": [Interval(Integral, 1, None, closed="left")],
-        "min_steps": [Interval(Integral, 0, None, closed="left")],
-        "safeguard": [BOOL],
-        "rho": [Interval(Real, 0, 1, closed="left")],
-        "eps": [Interval(Real, 0, None, closed="neither")],
-        "prox_every": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="left"), None],
-        "random_state": [None, Integral],
-    }
+    _parameter_constraints = TABLES["lsvv"].constraints
 
     def __init__(self, *, task: str = "multilabel", space: str = "linear",
                  n_components: int = 100, bandwidth: float | str = "median",
@@ -479,42 +457,15 @@ class LSVV(BaseMethod):
 
     # -- configuration checks -------------------------------------------------
     def _theta_error(self, K: int, D: int) -> InvalidParameterError | None:
-        r = min(K, D)
-        if self.theta is None or isinstance(self.theta, float) or self.theta <= r:
-            return None
-        what = "n_features" if self.space == "linear" else "n_components"
-        return InvalidParameterError(
-            "theta", f"LSVV: theta={self.theta} exceeds min(K, D) = min({K}, {D}) = {r} (K "
-                     f"outputs; D = {what} in the {self.space} space); use theta <= {r}")
+        return lsvv_theta_error(self, K, D)
 
     def _neighbors_error(self, n_rows: int, exact: bool) -> InvalidParameterError | None:
-        if self.tau_I <= 0 or self.n_neighbors < n_rows:
-            return None
-        rows = f"{n_rows}" if exact else f"at most {n_rows}"
-        return InvalidParameterError(
-            "n_neighbors", f"LSVV: n_neighbors={self.n_neighbors} needs more than "
-                           f"{self.n_neighbors} training rows (labelled and unlabelled) for "
-                           f"the k-NN graph; there are {rows}; use n_neighbors <= "
-                           f"{n_rows - 1} or tau_I=0")
+        return lsvv_neighbors_error(self, n_rows, exact)
 
     def check_context(self, context) -> None:
         """Refuse ``theta > min(K, D)`` and, with ``tau_I > 0``, ``n_neighbors`` not below the
         number of training rows; sizes of 0 (unknown) are not checked."""
-        self._validate_params()
-        K = context.n_labels
-        D = context.n_features if self.space == "linear" else self.n_components
-        if K and D:
-            err = self._theta_error(K, D)
-            if err is not None:
-                raise err
-        n = context.n_samples
-        if n and self.tau_I > 0:
-            ratio = float(context.labelled_ratio)
-            # n labelled rows are round(ratio * N) of N training rows: N <= (n + 0.5) / ratio.
-            n_max = n if ratio >= 1.0 else math.floor((n + 0.5) / ratio)
-            err = self._neighbors_error(n_max, exact=ratio >= 1.0)
-            if err is not None:
-                raise err
+        lsvv_check_context(self, context)
 
     # -- data -----------------------------------------------------------------
     def _targets(self, X, Y, observed):

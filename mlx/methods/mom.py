@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 import time
-from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -25,14 +24,11 @@ from threadpoolctl import threadpool_limits
 
 from mlx.methods._validation import as_float_csr, check_fit_data, pattern
 from mlx.methods.base import (
-    BOOL,
     METHODS,
     BaseMethod,
-    Interval,
-    InvalidParameterError,
-    StrOptions,
     check_is_fitted,
 )
+from mlx.methods.table import TABLES, mom_check_context, mom_rank_message
 from mlx.numerics.moments import WhitenedMoments, second_moment_eigenpairs
 from mlx.numerics.tensor_power import tensor_power_method
 
@@ -252,22 +248,7 @@ class MoM(BaseMethod):
             "one feature gives a 1 x 1 co-occurrence matrix: the rank check refuses rank=2 "
             "first, with its own message"),
     }
-    _parameter_constraints = {
-        "rank": [Interval(Integral, 1, None, closed="left")],
-        "moments": [StrOptions({"paper", "unbiased"})],
-        "prediction": [StrOptions({"paper", "code"})],
-        "eta": [Interval(Real, 0, 1, closed="left")],
-        "smoothing": [Interval(Real, 0, None, closed="left")],
-        "n_restarts": [Interval(Integral, 1, None, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="neither")],
-        "shift": [Interval(Real, 0, None, closed="left")],
-        "adaptive_shift": [BOOL],
-        "anderson": [Interval(Integral, 0, None, closed="left")],
-        "selection_precision": [StrOptions({"double", "single"})],
-        "binarize": [BOOL],
-        "random_state": [None, Integral],
-    }
+    _parameter_constraints = TABLES["mom"].constraints
 
     def __init__(self, *, rank: int = 10, moments: str = "paper", prediction: str = "paper",
                  eta: float = 0.001, smoothing: float = 0.001, n_restarts: int = 10,
@@ -297,9 +278,7 @@ class MoM(BaseMethod):
 
     def check_context(self, context) -> None:
         """``rank`` above ``min(n_samples, n_features)`` is a config error (sizes known)."""
-        n, d = context.n_samples, context.n_features
-        if n > 0 and d > 0 and isinstance(self.rank, Integral) and self.rank > min(n, d):
-            raise InvalidParameterError("rank", _rank_message(self.rank, n, d))
+        mom_check_context(self, context)
 
     @property
     def needs_counts(self) -> bool:
@@ -361,7 +340,7 @@ class MoM(BaseMethod):
         Y = data.positives
         n, d = X.shape
         if self.rank > min(n, d):
-            raise ValueError(f"MoM: {_rank_message(self.rank, n, d)}")
+            raise ValueError(f"MoM: {mom_rank_message(self.rank, n, d)}")
         rng = np.random.default_rng(self.random_state)
 
         # Pass 1: M2 and whitening.
@@ -460,8 +439,3 @@ class MoM(BaseMethod):
         check_is_fitted(self, "label_probs_")
         return self.posterior(X) @ self.label_probs_.T
 
-
-def _rank_message(rank: int, n: int, d: int) -> str:
-    return (f"rank={rank} is larger than the data allow: MoM whitens with {rank} eigenvectors of "
-            f"the {d} x {d} word co-occurrence matrix, whose rank is at most "
-            f"min(n_samples, n_features) = min({n}, {d}); valid: 1 <= rank <= {min(n, d)}")

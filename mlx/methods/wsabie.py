@@ -8,23 +8,21 @@ from __future__ import annotations
 
 import logging
 import time
-from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 
 from mlx.errors import DivergenceError
 from mlx.methods._auto import fit_holdout, is_auto, log_grid
-from mlx.methods._scale import SCALE_OPTIONS, apply_scale, fit_scale
+from mlx.methods._scale import apply_scale, fit_scale
 from mlx.methods._validation import check_fit_data, check_n_features, pattern
 from mlx.methods.base import (
     METHODS,
     BaseMethod,
-    Interval,
-    StrOptions,
     check_is_fitted,
     ranking_only_failed_checks,
 )
+from mlx.methods.table import TABLES
 
 __all__ = ["WSABIE"]
 
@@ -162,15 +160,7 @@ class WSABIE(BaseMethod):
 
     supports_missing_labels = True
     uses_rank = True
-    _parameter_constraints = {
-        "rank": [Interval(Integral, 1, None, closed="left")],
-        "learning_rate": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
-        "scale_features": [StrOptions(SCALE_OPTIONS)],
-        "margin": [Interval(Real, 0, None, closed="neither")],
-        "max_norm": [None, Interval(Real, 0, None, closed="neither")],
-        "epochs": [Interval(Integral, 1, None, closed="left")],
-        "random_state": [None, Integral],
-    }
+    _parameter_constraints = TABLES["wsabie"].constraints
 
     # scikit-learn's checks that call predict (see expected_failed_checks)
     _expected_failed_checks = ranking_only_failed_checks(_NO_THRESHOLD)

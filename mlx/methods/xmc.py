@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import numbers
 import os
 import tempfile
 from pathlib import Path
@@ -37,14 +36,16 @@ import numpy as np
 
 from mlx.methods._validation import check_fit_data, check_n_features
 from mlx.methods.base import (
-    BOOL,
     METHODS,
     BaseMethod,
-    Interval,
-    InvalidParameterError,
-    StrOptions,
     check_is_fitted,
     ranking_only_failed_checks,
+)
+from mlx.methods.table import (
+    TABLES,
+    XMC_EXTRA,
+    missing_package,
+    xmc_check_context,
 )
 
 __all__ = ["PLT", "Omikuji"]
@@ -52,19 +53,15 @@ __all__ = ["PLT", "Omikuji"]
 _NO_THRESHOLD = ("Omikuji only ranks labels: it has no decision threshold, so predict (and score "
                  "on a 1-D y), which these checks call, raise ValueError; use decision_function")
 
-_EXTRA = "pip install 'mlx-multilabel[xmc]'"
+_EXTRA = XMC_EXTRA
 
-
-def _missing_package(method: str, package: str) -> str:
-    return (f"{method} needs the optional package {package}, which is not installed; install "
-            f"it with {_EXTRA}")
 
 
 def _import(method: str, package: str):
     try:
         return importlib.import_module(package)
     except ImportError:
-        raise ModuleNotFoundError(_missing_package(method, package)) from None
+        raise ModuleNotFoundError(missing_package(method, package)) from None
 
 
 @contextlib.contextmanager
@@ -111,11 +108,7 @@ class _TreeMethod(BaseMethod):
     _package = ""
 
     def check_context(self, context) -> None:
-        try:
-            importlib.import_module(self._package)
-        except ImportError:
-            raise InvalidParameterError("name", _missing_package(self.name, self._package)) \
-                from None
+        xmc_check_context(self, context)
 
     def _fit_data(self, X, Y, observed):
         self._validate_params()
@@ -197,14 +190,7 @@ class PLT(_TreeMethod):
     """
 
     _package = "napkinxc"
-    _parameter_constraints = {
-        "c": [Interval(numbers.Real, 0.0, None, closed="neither")],
-        "arity": [Interval(numbers.Integral, 2, None, closed="left")],
-        "max_leaves": [Interval(numbers.Integral, 1, None, closed="left")],
-        "solver": [StrOptions({"primal", "dual"})],
-        "n_threads": [Interval(numbers.Integral, 1, None, closed="left")],
-        "random_state": [None, Interval(numbers.Integral, 0, None, closed="left")],
-    }
+    _parameter_constraints = TABLES["plt"].constraints
 
     def __init__(self, *, c: float = 10.0, arity: int = 2, max_leaves: int = 100,
                  solver: str = "primal", n_threads: int = 1, random_state: int | None = None):
@@ -313,17 +299,7 @@ class Omikuji(_TreeMethod):
     reproducible = False
     # scikit-learn's checks that call predict (see expected_failed_checks)
     _expected_failed_checks = ranking_only_failed_checks(_NO_THRESHOLD)
-    _parameter_constraints = {
-        "n_trees": [Interval(numbers.Integral, 1, None, closed="left")],
-        "max_depth": [Interval(numbers.Integral, 1, None, closed="left")],
-        "min_branch_size": [Interval(numbers.Integral, 2, None, closed="left")],
-        "cluster_k": [Interval(numbers.Integral, 2, None, closed="left")],
-        "cluster_balanced": [BOOL],
-        "loss": [StrOptions({"hinge", "log"})],
-        "c": [Interval(numbers.Real, 0.0, None, closed="neither")],
-        "beam_size": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_threads": [Interval(numbers.Integral, 1, None, closed="left")],
-    }
+    _parameter_constraints = TABLES["omikuji"].constraints
 
     def __init__(self, *, n_trees: int = 3, max_depth: int = 20, min_branch_size: int = 100,
                  cluster_k: int = 2, cluster_balanced: bool = True, loss: str = "hinge",
