@@ -453,7 +453,7 @@ def _parse_split(raw: dict, repetitions: int, dataset, task, source):
 
 def _parse_methods(raw: dict, dataset, task, source) -> tuple:
     """The ``methods`` list: one :class:`MethodSpec` per entry, labelled, each for the task."""
-    from mlx.methods import METHODS
+    from mlx.methods.table import method_table
 
     node = raw["methods"]
     if not isinstance(node, list) or not node:
@@ -462,7 +462,7 @@ def _parse_methods(raw: dict, dataset, task, source) -> tuple:
     specs = _assign_labels([_parse_method(entry, i, source) for i, entry in enumerate(node)],
                            source)
     for spec in specs:
-        cls = METHODS.get(spec.name)
+        cls = method_table(spec.name)
         if task.name not in cls.tasks:
             raise ConfigError(source, f"methods[{spec.index}].name",
                               f"method {spec.name!r} does not handle {task.name} tasks (it "
@@ -518,9 +518,9 @@ def _wrap(fn, source, path):
 
 
 def _check_method_params(cls, params: dict, path: str, source, *, label="params") -> None:
-    from mlx.methods.base import InvalidParameterError
+    from mlx.methods.constraints import InvalidParameterError
 
-    valid = cls._param_names()
+    valid = cls.param_names()
     for key in params:
         if key not in valid:
             hint = suggest(str(key), valid)
@@ -539,7 +539,7 @@ def _check_method_params(cls, params: dict, path: str, source, *, label="params"
 def _parse_method(node, i: int, source) -> MethodSpec:
     """One entry of ``methods``: its name, ``params``, ``grid``, ``select``, ``preprocess``,
     ``threshold`` and ``label``, each parameter checked by the method's own validation."""
-    from mlx.methods import METHODS
+    from mlx.methods.table import method_table
     from mlx.preprocess import parse_steps
 
     path = f"methods[{i}]"
@@ -549,7 +549,7 @@ def _parse_method(node, i: int, source) -> MethodSpec:
     if "name" not in node:
         raise ConfigError(source, path, "missing required key 'name'")
     name = node["name"]
-    cls = METHODS.get(name, source=source, key_path=f"{path}.name")
+    cls = method_table(name, source=source, key_path=f"{path}.name")
     params = _parse_method_params(node, cls, path, source)
     grid = _parse_method_axis(node, "grid", cls, params, path, source)
     select = _parse_method_axis(node, "select", cls, params, path, source)

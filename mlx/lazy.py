@@ -10,7 +10,10 @@ __all__ = ["lazy_module"]
 
 class _LazyModule(types.ModuleType):
     def __getattr__(self, attr):
-        return getattr(importlib.import_module(self.__name__), attr)
+        module = importlib.import_module(self.__name__)
+        # The module's names, bound here once: later reads are plain attribute lookups.
+        self.__dict__.update((k, v) for k, v in vars(module).items() if not k.startswith("__"))
+        return getattr(module, attr)
 
 
 def lazy_module(name: str) -> types.ModuleType:

@@ -50,13 +50,14 @@ import numbers
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
-import numpy as np
-import scipy.sparse as sp
-
 from mlx import errors
 from mlx.data.dataset import canonical_csr
 from mlx.errors import ConfigError, UnknownNameError, suggest
+from mlx.lazy import lazy_module
 from mlx.registry import Registry
+
+np = lazy_module("numpy")
+sp = lazy_module("scipy.sparse")
 
 __all__ = [
     "STEPS",

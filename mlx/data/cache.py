@@ -21,13 +21,14 @@ import logging
 from collections import OrderedDict
 from pathlib import Path
 
-import numpy as np
-import scipy.sparse as sp
-
 from mlx.data.dataset import Dataset
 from mlx.data.lineparse import reading
 from mlx.data.paths import cache_dir
 from mlx.io import atomic_write_bytes
+from mlx.lazy import lazy_module
+
+np = lazy_module("numpy")
+sp = lazy_module("scipy.sparse")
 
 __all__ = [
     "PARSER_VERSION",

@@ -25,8 +25,6 @@ import time
 import zipfile
 from pathlib import Path
 
-import scipy.sparse as sp
-
 from mlx.data.cache import (
     PARSER_VERSION,
     clear_memo,
@@ -51,6 +49,9 @@ from mlx.data.paths import (
 from mlx.data.registry import dataset_info, get_entry, list_datasets, registry
 from mlx.data.spec import FORMAT_OPTIONS, FORMAT_TASKS, FORMATS, DatasetSpec, resolve_dataset
 from mlx.errors import ConfigError, DataFormatError, DataNotFoundError
+from mlx.lazy import lazy_module
+
+sp = lazy_module("scipy.sparse")
 
 __all__ = [
     # loading (this module)

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-import scipy.sparse as sp
+from mlx.lazy import lazy_module
+
+np = lazy_module("numpy")
+sp = lazy_module("scipy.sparse")
+
 
 __all__ = ["Dataset", "Split"]
 

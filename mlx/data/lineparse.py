@@ -50,11 +50,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
-import numpy as np
-import scipy.sparse as sp
-
 from mlx.data.dataset import canonical_csr
 from mlx.errors import DataFormatError
+from mlx.lazy import lazy_module
+
+np = lazy_module("numpy")
+sp = lazy_module("scipy.sparse")
 
 __all__ = [
     "GZIP_MAGIC",

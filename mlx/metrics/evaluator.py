@@ -8,10 +8,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-import numpy as np
-import scipy.sparse as sp
-
 from mlx.errors import ConfigError
+from mlx.lazy import lazy_module
 from mlx.metrics.functions import (
     _check_degenerate,
     _check_labels,
@@ -22,6 +20,9 @@ from mlx.metrics.functions import (
     auc_from_rank_sums,
 )
 from mlx.metrics.names import MetricSpec, parse_metric
+
+np = lazy_module("numpy")
+sp = lazy_module("scipy.sparse")
 
 __all__ = ["Evaluator", "default_batch_size", "evaluate"]
 

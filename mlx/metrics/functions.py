@@ -11,10 +11,11 @@ call those. The definitions are in the :mod:`mlx.metrics` package docstring.
 
 from __future__ import annotations
 
-import numpy as np
-import scipy.sparse as sp
-
 from mlx.errors import ConfigError
+from mlx.lazy import lazy_module
+
+np = lazy_module("numpy")
+sp = lazy_module("scipy.sparse")
 
 __all__ = [
     "AUC_DEGENERATE",

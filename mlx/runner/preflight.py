@@ -93,22 +93,20 @@ def _check_count_features(config, cells, data: dict) -> None:
     """A method that reads word counts (``needs_counts``, e.g. MoM without ``binarize``)
     refuses features that are not non-negative integers after its preprocessing: a config
     error naming the dataset and the fix, instead of an error in every cell."""
-    from mlx.methods import METHODS
-    from mlx.methods.mom import non_count_value
+    from mlx.methods.table import method_table
     from mlx.runner.cells import _preprocess
 
     seen = set()
     for cell in cells:
-        cls = METHODS.get(cell.method)
-        if "needs_counts" not in dir(cls):
-            continue
+        table = method_table(cell.method)
         fixed, select = cell.params.thaw(), cell.select.thaw()
         chains = [cell.steps()]
         chains += select.get("preprocess", [])
         for cand in [dict(zip(select, v)) for v in _product(select)] or [{}]:
             params = {**fixed, **{k: v for k, v in cand.items() if k != "preprocess"}}
-            if not cls(**params).needs_counts:
+            if not getattr(table(**params), "needs_counts", False):
                 continue
+            from mlx.methods.mom import non_count_value
             key = (cell.repetition, cell.labelled_ratio, cell.observed_ratio)
             for chain in ([cand["preprocess"]] if "preprocess" in cand else chains):
                 if (cell.method_index, json.dumps(chain), key) in seen:
@@ -158,14 +156,14 @@ def _check_method_settings(cells, sizes: dict) -> None:
     ``sizes`` maps (repetition, labelled_ratio, observed_ratio) to (n_samples, n_features,
     n_labels) of the data a cell fits on; sizes are 0 (unknown) without loaded data.
     """
-    from mlx.methods import METHODS
-    from mlx.methods.base import FitContext, InvalidParameterError
+    from mlx.methods.constraints import FitContext, InvalidParameterError
+    from mlx.methods.table import method_table
     from mlx.metrics import parse_metric
     from mlx.tasks import get_task
 
     seen = set()
     for cell in cells:
-        cls = METHODS.get(cell.method)
+        cls = method_table(cell.method)
         fixed, select = cell.params.thaw(), cell.select.thaw()
         n, d, L = sizes.get((cell.repetition, cell.labelled_ratio, cell.observed_ratio),
                             (0, 0, 0))
@@ -180,7 +178,7 @@ def _check_method_settings(cells, sizes: dict) -> None:
             if key in seen:
                 continue
             seen.add(key)
-            if "task" in cls._param_names():
+            if "task" in cls.param_names():
                 params["task"] = get_task(cell.task)
             method = cls(**params)
             if select and cell.threshold is None and method.threshold is None and \
@@ -208,15 +206,15 @@ def skipped_entries(cells) -> list[tuple[str, str]]:
     """``(label, reason)`` for every method entry whose cells the method will decline
     (:meth:`~mlx.methods.base.BaseMethod.skip` on the task and label setting), once per
     label and reason, so that ``mlx validate`` says so before anything runs."""
-    from mlx.methods import METHODS
-    from mlx.methods.base import FitContext
+    from mlx.methods.constraints import FitContext
+    from mlx.methods.table import method_table
     from mlx.tasks import get_task
 
     out = []
     for cell in cells:
-        cls = METHODS.get(cell.method)
+        cls = method_table(cell.method)
         params = cell.params.thaw()
-        if "task" in cls._param_names():
+        if "task" in cls.param_names():
             params["task"] = get_task(cell.task)
         try:
             method = cls(**params)
@@ -242,12 +240,12 @@ def preflight(config, cells, *, load: bool = True) -> None:
     ``load=False`` checks only what needs no data (method settings against the sweep, with
     unknown sizes).
     """
-    from mlx.runner.protocol import cell_data, selection_folds
-    from mlx.tasks import get_task
-
     if not load or not cells:
         _check_method_settings(cells, {})
         return
+    from mlx.runner.protocol import cell_data, selection_folds
+    from mlx.tasks import get_task
+
     task = get_task(config.task)
     n_labels = _check_targets(config, task)
     _check_metric_sizes(config, n_labels)

@@ -22,7 +22,7 @@ from typing import Any
 from mlx.axes import SWEEP_AXES
 from mlx.config import Config, EvaluationSpec, SelectionSpec, SplitSpec
 from mlx.errors import ConfigError
-from mlx.methods import METHODS
+from mlx.methods.table import method_table
 
 __all__ = ["Cell", "FrozenMap", "expand", "canonical_json"]
 
@@ -204,7 +204,7 @@ def _check_count(config: Config) -> None:
     n = 0
     for spec in config.methods:
         ranks = (len(config.rank) if config.rank is not None else len(config.rank_ratio)) \
-            if METHODS.get(spec.name).uses_rank else 1
+            if method_table(spec.name).uses_rank else 1
         points = math.prod(len(v) for v in spec.grid.values())
         n += (points * ranks * len(config.observed_ratio) * len(config.labelled_ratio)
               * config.repetitions)
@@ -223,7 +223,7 @@ def expand(config: Config) -> list[Cell]:
     preprocess_default = _canonical_steps(config.preprocess)
     cells = []
     for spec in config.methods:
-        cls = METHODS.get(spec.name)
+        cls = method_table(spec.name)
         if not cls.uses_rank:
             ranks = [(None, None)]
         elif config.rank is not None:

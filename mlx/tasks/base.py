@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-import numpy as np
-import scipy.sparse as sp
-
 from mlx.errors import DataFormatError
+from mlx.lazy import lazy_module
 from mlx.registry import Registry
+
+np = lazy_module("numpy")
+sp = lazy_module("scipy.sparse")
 
 __all__ = ["TASKS", "LabelTask", "Task", "ValueTask", "as_task", "get_task", "register_task",
            "task_names"]

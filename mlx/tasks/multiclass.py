@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
-import scipy.sparse as sp
-
 from mlx.errors import DataFormatError
+from mlx.lazy import lazy_module
 from mlx.tasks.base import LabelTask, first_row, register_task
+
+np = lazy_module("numpy")
+sp = lazy_module("scipy.sparse")
 
 __all__ = ["MultiClass"]
 

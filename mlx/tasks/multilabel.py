@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from mlx.errors import DataFormatError
+from mlx.lazy import lazy_module
 from mlx.tasks.base import LabelTask, register_task
+
+np = lazy_module("numpy")
 
 __all__ = ["MultiLabel"]
 
