@@ -21,11 +21,10 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from numbers import Integral, Real
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mlx.methods.constraints import (
     BOOL,
-    FitContext,
     Interval,
     InvalidParameterError,
     StrOptions,
@@ -34,6 +33,9 @@ from mlx.methods.constraints import (
     skip_reason,
     task_name,
 )
+
+if TYPE_CHECKING:
+    from mlx.methods.constraints import FitContext
 
 __all__ = ["MethodTable", "Settings", "TABLES", "method_table"]
 
