@@ -9,7 +9,9 @@ The command line calls :func:`clash_message` first and prints its one line inste
 
 from __future__ import annotations
 
-import importlib.metadata
+import importlib.machinery
+import os
+import re
 import sys
 
 __all__ = ["DIST_NAME", "FOREIGN_DIST", "clash_message", "own_version"]
@@ -22,10 +24,43 @@ FIX = ("install mlx-multilabel in a separate environment (python -m venv .venv-m
 
 
 def _dist_version(name: str) -> str | None:
+    import importlib.metadata  # 20 ms of imports (email, zipfile, ...): only when needed
+
     try:
         return importlib.metadata.version(name)
     except importlib.metadata.PackageNotFoundError:
         return None
+
+
+def _may_be_installed(name: str) -> bool:
+    """False only when no entry of ``sys.path`` can hold metadata of distribution ``name``.
+
+    A quick look at the directory names, as :mod:`importlib.metadata` reads them (a
+    ``<name>[-version].dist-info`` or ``.egg-info`` child, the name normalised as PEP 503 with
+    underscores), so that the usual answer, no such distribution, costs no import of
+    :mod:`importlib.metadata`. Anything this look cannot rule out (a zip file or an egg on
+    the path, a finder of distributions other than the standard one) counts as maybe.
+    """
+    for finder in sys.meta_path:
+        if finder is not importlib.machinery.PathFinder and \
+                hasattr(finder, "find_distributions"):
+            return True
+    for entry in sys.path:
+        root = entry or "."
+        if root.lower().endswith(".egg"):
+            return True
+        try:
+            children = os.listdir(root)
+        except NotADirectoryError:          # a zip file on the path
+            return True
+        except OSError:                     # missing or unreadable: importlib skips it too
+            continue
+        for child in children:
+            low = child.lower()
+            if low.endswith((".dist-info", ".egg-info")) and re.sub(
+                    r"[-_.]+", "_", low.rpartition(".")[0].partition("-")[0]) == name:
+                return True
+    return False
 
 
 def own_version() -> str:
@@ -42,7 +77,7 @@ def clash_message() -> str | None:
     framework, whatever its files did to ours) or an ``mlx`` module without this package's
     ``__version__`` (a foreign package shadowing ours on the path).
     """
-    foreign = _dist_version(FOREIGN_DIST)
+    foreign = _dist_version(FOREIGN_DIST) if _may_be_installed(FOREIGN_DIST) else None
     if foreign is not None:
         return (f"the distributions {DIST_NAME} (this program) and {FOREIGN_DIST} {foreign} "
                 f"(Apple's array framework) are both installed in {sys.prefix} and share the "

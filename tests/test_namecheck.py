@@ -61,3 +61,30 @@ def test_console_script_does_not_use_dunder_main():
 
     pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
     assert pyproject["project"]["scripts"]["mlx"] == "mlx.cli:main"
+
+
+def test_quick_look_finds_metadata_as_importlib_does(tmp_path, monkeypatch):
+    from mlx.namecheck import _may_be_installed
+
+    for name in ("MLX-0.32.4.dist-info", "mlx.egg-info", "Mlx-1.0-py3.11.egg-info"):
+        path = tmp_path / name.replace(".", "_")
+        (path / name).mkdir(parents=True)
+        monkeypatch.setattr(sys, "path", [str(path)])
+        assert _may_be_installed("mlx"), name
+    others = tmp_path / "others"
+    for name in ("mlx_multilabel-0.1.0.dist-info", "mlxtend-0.23.dist-info", "mlx"):
+        (others / name).mkdir(parents=True)
+    monkeypatch.setattr(sys, "path", [str(others), str(tmp_path / "missing")])
+    assert not _may_be_installed("mlx")
+    zipped = tmp_path / "lib.zip"
+    zipped.write_bytes(b"")
+    monkeypatch.setattr(sys, "path", [str(zipped)])
+    assert _may_be_installed("mlx")          # cannot rule a zip file out: importlib decides
+
+
+def test_no_clash_is_found_without_importing_importlib_metadata():
+    code = ("import sys; from mlx.namecheck import clash_message; "
+            "print(clash_message(), 'importlib.metadata' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.split() == ["None", "False"]
