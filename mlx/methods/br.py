@@ -7,6 +7,7 @@ losses use liblinear's deterministic primal Newton solvers (``-s 0`` and ``-s 2`
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -26,6 +27,8 @@ from mlx.methods.table import TABLES, br_skip
 from mlx.numerics.cg import block_cg
 from mlx.numerics.regpath import RidgePath
 from mlx.numerics.ridge import PSDFactor, psd_solve, ridge
+from mlx.numerics.spmm import SparseProducts
+from mlx.numerics.spmm import threads as spmm_threads
 
 __all__ = ["BR"]
 
@@ -142,6 +145,7 @@ def _fit_ridge(X, pos, obs, trained, l2_reg, n_jobs):  # noqa: C901
             sq_norms = X.multiply(X).tocsc()                      # for diag(X' diag(m) X)
         width = max(1, min(_CG_BLOCK, _BLOCK_ELEMS // max(n, d)))
         blocks = [cg_labels[i:i + width] for i in range(0, cg_labels.size, width)]
+        products = SparseProducts(X)      # X P and X' (X P) on the cell's kernel threads
 
         def solve_block(labels):
             mask = None if obs is None else obs[:, labels].toarray()
@@ -160,10 +164,10 @@ def _fit_ridge(X, pos, obs, trained, l2_reg, n_jobs):  # noqa: C901
             mask_cols = None if mask is None else _ActiveColumns(mask)
 
             def normal_op(P, cols):                               # A_j p_j, column by column
-                XP = X @ P
+                XP = products.dot(P)
                 if mask is not None:
                     XP *= mask_cols(cols)
-                Q = np.asarray(X.T @ XP)                          # X' diag(m_j) X p_j
+                Q = products.tdot(XP)                             # X' diag(m_j) X p_j
                 Q += l2_reg * P                                   #   + lam p_j
                 return Q
 
@@ -171,7 +175,11 @@ def _fit_ridge(X, pos, obs, trained, l2_reg, n_jobs):  # noqa: C901
                            max_iter=max(100, 2 * d))
             return res.x, res.n_iter, res.converged
 
-        for labels, (Wb, it, conv) in zip(blocks, _map(solve_block, blocks, n_jobs)):
+        # Blocks on several Python threads each take one kernel thread (numba's parallel
+        # regions are not to be entered from several threads at once).
+        with spmm_threads(1) if n_jobs > 1 else contextlib.nullcontext():
+            solved = _map(solve_block, blocks, n_jobs)
+        for labels, (Wb, it, conv) in zip(blocks, solved):
             W[:, labels] = Wb
             n_iter[labels] = it
             converged = converged and bool(conv.all())
