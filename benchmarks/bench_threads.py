@@ -15,6 +15,9 @@ to ``--data-dir`` first if missing; ``--scale`` multiplies the rows):
 3. Ratios: each LEML fit over PLT's training time (target <= 1), and 1-thread over 2-thread
    time.
 
+First, BR-SQ's block-CG ridge route (``--br``: registered datasets found on the data path,
+half the label entries observed) on 1 and 2 threads, with whether W is identical.
+
 BLAS runs on one thread throughout (as in a cell); the threads are mlx's own kernels. The
 load average is printed first: on a busy machine wall times grow, and the second thread
 helps only when a core is free. Run with ``.venv/bin/python benchmarks/bench_threads.py``.
@@ -41,7 +44,45 @@ def _parse_args(argv):
     parser.add_argument("--rank", type=int, default=250)
     parser.add_argument("--iterations", type=int, default=5)
     parser.add_argument("--solvers", default="auto,cg", help="LEML W-step solvers to time")
+    parser.add_argument("--br", default="bibtex,delicious", metavar="DATASETS",
+                        help="registered datasets for BR-SQ's block-CG ridge (observed ratio "
+                             "0.5), timed first when on the data path; '' for none")
+    parser.add_argument("--br-only", action="store_true", help="skip LEML and PLT")
     return parser.parse_args(argv)
+
+
+def _br_block_cg(names: list[str]) -> None:
+    """BR squared loss, lambda 1, half the label entries observed (a fixed draw): labels with
+    more observed rows than features take the block-CG route, whose X P and X' (X P) run on
+    the kernel threads. Fit seconds on 1 and 2 threads, and whether W is the same."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    from mlx.data.catalog import find_files, load_split, resolve_dataset
+    from mlx.methods.br import BR
+    from mlx.numerics.spmm import threads
+
+    for name in names:
+        spec = resolve_dataset(name, source=None)
+        if find_files(spec):
+            print(f"  BR-SQ block CG: {name} is not on the data path, not timed")
+            continue
+        train = load_split(spec).train
+        X, Y = train.X, train.Y
+        rng = np.random.default_rng(0)
+        observed = sp.csr_matrix((rng.random(Y.shape) < 0.5).astype(np.float64))
+        fits = {}
+        for n in (1, 2):
+            with threads(n):
+                t0 = time.perf_counter()
+                model = BR(loss="squared", l2_reg=1.0).fit(X, Y, observed=observed)
+                fits[n] = (time.perf_counter() - t0, model)
+            print(f"  BR-SQ block CG on {name} (n={X.shape[0]} d={X.shape[1]} L={Y.shape[1]} "
+                  f"nnz(X)={X.nnz}), {n} thread(s): fit {fits[n][0]:.2f}s, CG iterations "
+                  f"max {int(model.n_iter_.max())}")
+        (t1, m1), (t2, m2) = fits[1], fits[2]
+        print(f"    1 thread / 2 threads: {t1 / t2:.2f}x; W identical: "
+              f"{np.array_equal(m1.W_, m2.W_)}")
 
 
 def _stand_in(data_dir: Path, scale: float):
@@ -65,6 +106,9 @@ def main(argv=None) -> int:
     from mlx.numerics.spmm import available_cores, threads
 
     print(f"load average {os.getloadavg()[0]:.2f} on {available_cores()} cores; BLAS 1 thread")
+    _br_block_cg([n for n in args.br.split(",") if n])
+    if args.br_only:
+        return 0
     split = load_split(resolve_dataset(_stand_in(Path(args.data_dir), args.scale), source=None))
     X, Y, Xt, Yt = split.train.X, split.train.Y, split.test.X, split.test.Y
     print(f"{split.name}: n={X.shape[0]} d={X.shape[1]} L={Y.shape[1]} nnz(X)={X.nnz}, "
