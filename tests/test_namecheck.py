@@ -64,7 +64,13 @@ def test_console_script_does_not_use_dunder_main():
 
 
 def test_quick_look_finds_metadata_as_importlib_does(tmp_path, monkeypatch):
+    import importlib.machinery
+
     from mlx.namecheck import _may_be_installed
+
+    # only the standard finder of distributions (others, e.g. installed by another test's
+    # imports, count as maybe)
+    monkeypatch.setattr(sys, "meta_path", [importlib.machinery.PathFinder])
 
     for name in ("MLX-0.32.4.dist-info", "mlx.egg-info", "Mlx-1.0-py3.11.egg-info"):
         path = tmp_path / name.replace(".", "_")
@@ -80,6 +86,15 @@ def test_quick_look_finds_metadata_as_importlib_does(tmp_path, monkeypatch):
     zipped.write_bytes(b"")
     monkeypatch.setattr(sys, "path", [str(zipped)])
     assert _may_be_installed("mlx")          # cannot rule a zip file out: importlib decides
+
+    class OtherFinder:
+        @staticmethod
+        def find_distributions(context=None):
+            return iter(())
+
+    monkeypatch.setattr(sys, "path", [str(others)])
+    monkeypatch.setattr(sys, "meta_path", [importlib.machinery.PathFinder, OtherFinder])
+    assert _may_be_installed("mlx")          # another finder may know of it: importlib decides
 
 
 def test_no_clash_is_found_without_importing_importlib_metadata():

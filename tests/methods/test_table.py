@@ -172,10 +172,12 @@ HEAVY = ("numpy", "scipy", "sklearn", "numba", "pandas", "liblinear")
 
 
 def test_validate_without_data_loads_no_numerical_library(tmp_path):
-    """``mlx validate`` of a config naming every multi-label method, with its data not on
+    """``mlx validate`` of a config naming every multi-label method of mlx, with its data not on
     the path, reads the parameter tables only: numpy, scipy and scikit-learn stay unloaded."""
     config = tmp_path / "all.yaml"
-    methods = [{"name": n} for n in NAMES if "multilabel" in TABLES[n].tasks]
+    # plt and omikuji are left out: their check imports their package, by design
+    methods = [{"name": n} for n in NAMES if "multilabel" in TABLES[n].tasks
+               and n not in ("plt", "omikuji")]
     config.write_text(json.dumps({
         "name": "all", "dataset": "bibtex",
         "methods": methods + [{"name": "br", "label": "BR-SQ", "params": {"loss": "squared"},
