@@ -18,7 +18,9 @@ Prints, each the median of ``--repeat`` fresh subprocesses:
 6. which heavy libraries (numba, pandas, matplotlib, liblinear, sklearn, plotly, scipy.linalg)
    the imports of 3 and the validate of 4 load: none should.
 
-The machine's load average is printed first and last: on a busy machine every figure grows.
+The machine's load average is printed first and last: on a busy machine every wall figure
+grows, so the runs of 4 and 5 also give their CPU seconds (user + system), which load
+changes little.
 A first, unmeasured run writes the compiled bytecode that the measured runs read.
 Run with ``.venv/bin/python benchmarks/bench_startup.py`` (``--repeat 9`` by default).
 """
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -104,10 +107,20 @@ def _child(code: str, env: dict) -> list[str]:
     return out.stdout.split()
 
 
-def _wall(argv: list[str], env: dict) -> tuple[float, str]:
+def _wall(argv: list[str], env: dict) -> tuple[float, str, float]:
+    """Wall seconds, the last line of stderr, and CPU seconds (user + system) of a run."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     out = subprocess.run(argv, capture_output=True, text=True, check=True, cwd=REPO, env=env)
-    return time.perf_counter() - t0, out.stderr.strip().splitlines()[-1] if out.stderr else ""
+    wall = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    return wall, out.stderr.strip().splitlines()[-1] if out.stderr else "", cpu
+
+
+def _cpu_note(runs, floor_cpu: float) -> str:
+    cpu = statistics.median(r[2] for r in runs)
+    return f"; CPU {cpu:.3f} s, minus the interpreter's {cpu - floor_cpu:.3f} s"
 
 
 def _verdict(seconds: float) -> str:
@@ -143,8 +156,11 @@ def main(argv=None) -> int:  # noqa: C901
     _wall([sys.executable, "-c", VALIDATE.format(config=config, loaded=LOADED)], no_data)
     print(f"load average {_load()} on {os.cpu_count()} cores; medians of {args.repeat} runs; "
           f"target <= {TARGET_SECONDS} s")
-    floor = statistics.median(_wall([sys.executable, "-c", "pass"], no_data)[0] for _ in reps)
-    print(f"  interpreter alone (python -c pass), wall:            {floor:.3f} s")
+    runs = [_wall([sys.executable, "-c", "pass"], no_data) for _ in reps]
+    floor = statistics.median(r[0] for r in runs)
+    floor_cpu = statistics.median(r[2] for r in runs)
+    print(f"  interpreter alone (python -c pass), wall:            {floor:.3f} s; CPU "
+          f"{floor_cpu:.3f} s")
     numeric = statistics.median(float(_child(NUMERIC, no_data)[0]) for _ in reps)
     print(f"  numpy + scipy.sparse alone, in process:              {numeric:.3f} s "
           f"[{_verdict(numeric)}] (any command that reads data pays it)")
@@ -159,22 +175,24 @@ def main(argv=None) -> int:  # noqa: C901
     print(f"  import mlx.cli, mlx.runner.experiment + config:      {imports:.3f} s "
           f"[{_verdict(imports)}]; loads: {loaded.replace(',', ', ')}")
 
-    help_wall = statistics.median(_wall([*mlx_cmd, "--help"], no_data)[0] for _ in reps)
+    runs = [_wall([*mlx_cmd, "--help"], no_data) for _ in reps]
+    help_wall = statistics.median(r[0] for r in runs)
     print(f"  {'mlx --help, wall:':<52} {help_wall:.3f} s; minus the interpreter "
-          f"{help_wall - floor:.3f} s [{_verdict(help_wall - floor)}]")
+          f"{help_wall - floor:.3f} s [{_verdict(help_wall - floor)}]{_cpu_note(runs, floor_cpu)}")
     runs = [_wall([sys.executable, "-c", VALIDATE.format(config=config, loaded=LOADED)],
                   no_data) for _ in reps]
     wall = statistics.median(r[0] for r in runs)
     heavy.update(m for m in runs[-1][1].split(",") if m in HEAVY)
     print(f"  {'mlx validate configs/bibtex.yaml (no data), wall:':<52} {wall:.3f} s; minus "
-          f"the interpreter {wall - floor:.3f} s [{_verdict(wall - floor)}]; loads: "
-          f"{runs[-1][1].replace(',', ', ')}")
+          f"the interpreter {wall - floor:.3f} s [{_verdict(wall - floor)}]"
+          f"{_cpu_note(runs, floor_cpu)}; loads: {runs[-1][1].replace(',', ', ')}")
 
     if _has_bibtex(data_path):
-        wall = statistics.median(_wall([*mlx_cmd, "validate", config], with_data)[0]
-                                 for _ in reps)
+        runs = [_wall([*mlx_cmd, "validate", config], with_data) for _ in reps]
+        wall = statistics.median(r[0] for r in runs)
         print(f"  {'mlx validate configs/bibtex.yaml (data read), wall:':<52} {wall:.3f} s; "
-              f"minus the interpreter {wall - floor:.3f} s (imports and reading the data)")
+              f"minus the interpreter {wall - floor:.3f} s (imports and reading the data)"
+              f"{_cpu_note(runs, floor_cpu)}")
         with tempfile.TemporaryDirectory(prefix="mlx-bench-run-") as out:
             code = FIRST_CELL.format(config=config, out=out, loaded=LOADED)
             firsts = [_child(code, with_data) for _ in reps]
