@@ -99,9 +99,9 @@ def run_dataset(ds: str, methods: list[str], tuned: bool, jobs: int, out: Path):
     if tuned:
         entries += [_entry(m, f"{m}-tuned", select={TUNED[m][0]: TUNED[m][1]})
                     for m in methods if m in TUNED]
-    lines = [f"name: defaults-{ds}", f"dataset: {ds}", "methods:", *entries,
-             "selection: {metric: p@1, validation_fraction: 0.2}"]
-    frame = _run(f"{ds}-defaults", lines, jobs, out)
+    frame, refused = _run_accepted(f"{ds}-defaults", [f"name: defaults-{ds}", f"dataset: {ds}"],
+                                   entries, jobs, out,
+                                   ["selection: {metric: p@1, validation_fraction: 0.2}"])
     # one fit at the value auto chose, for the cost ratio
     chosen = {}
     for m in methods:
@@ -118,10 +118,31 @@ def run_dataset(ds: str, methods: list[str], tuned: bool, jobs: int, out: Path):
         lines = [f"name: fixed-{ds}", f"dataset: {ds}", "methods:",
                  *[_entry(m, f"{m}-fixed", params={TUNED[m][0]: v}) for m, v in chosen.items()]]
         frame = pd.concat([frame, _run(f"{ds}-fixed", lines, jobs, out)], ignore_index=True)
-    return frame, chosen
+    return frame, chosen, refused
 
 
-def summarise(ds: str, frame: pd.DataFrame, methods: list[str], chosen: dict) -> list[dict]:
+def _run_accepted(name: str, head: list[str], entries: list[str], jobs: int, out: Path,
+                  tail: list[str]):
+    """:func:`_run` without the method entries the config check refuses for this data (e.g.
+    ``mom`` on features that are not counts): ``(frame, {label: the one-line error})``."""
+    import re
+
+    from mlx.errors import ConfigError
+
+    refused = {}
+    while True:
+        try:
+            return _run(name, [*head, "methods:", *entries, *tail], jobs, out), refused
+        except ConfigError as exc:
+            found = re.search(r"methods\[(\d+)\]", str(exc))
+            if not found or len(entries) <= 2:
+                raise
+            entry = entries.pop(int(found.group(1)))
+            refused[re.search(r"label: ([^,}]+)", entry).group(1)] = str(exc)
+
+
+def summarise(ds: str, frame: pd.DataFrame, methods: list[str], chosen: dict,
+              refused: dict | None = None) -> list[dict]:
     from mlx.metrics import default_metrics, parse_metric
 
     metrics = default_metrics("multilabel")
@@ -133,6 +154,11 @@ def summarise(ds: str, frame: pd.DataFrame, methods: list[str], chosen: dict) ->
     rows = []
     for m in methods:
         row = {"dataset": ds, "method": m, "status": status.get(m, "no result")}
+        if m in (refused or {}):
+            row["status"] = "refused"
+            row["note"] = refused[m].split(": ", 2)[-1][:90]
+            rows.append(row)
+            continue
         if m not in values.index:
             msg = frame.loc[frame["label"] == m, "message"].dropna()
             row["note"] = (msg.iloc[0] if len(msg) else "")[:90]
@@ -149,6 +175,10 @@ def summarise(ds: str, frame: pd.DataFrame, methods: list[str], chosen: dict) ->
                 losses.append(metric)
         row["loses on"] = ",".join(losses)
         row["auto"] = chosen.get(m)
+        sel = test.loc[test["label"] == m, "selected"].dropna()
+        if len(sel):
+            w = json.loads(sel.iloc[0]).get("prior_weight", "-")
+            row["prior"] = "const" if w is None else w     # None: inf, the constant itself
         tuned = f"{m}-tuned"
         if tuned in values.index:
             row["tuned p@1"] = values.loc[tuned]["p@1"]
@@ -180,8 +210,9 @@ def main() -> int:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for ds in datasets:
-            frame, chosen = run_dataset(ds, methods, not args.no_tuned, args.jobs, Path(tmp))
-            part = summarise(ds, frame, methods, chosen)
+            frame, chosen, refused = run_dataset(ds, methods, not args.no_tuned, args.jobs,
+                                                 Path(tmp))
+            part = summarise(ds, frame, methods, chosen, refused)
             rows += part
             with pd.option_context("display.width", 250, "display.max_columns", 30):
                 print(pd.DataFrame(part).to_string(index=False, float_format=lambda x: f"{x:.4g}"),

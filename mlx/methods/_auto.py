@@ -14,6 +14,15 @@ Two procedures, the cheapest sound one for each method:
   regularisation parameter is taken as unimodal in its logarithm: typically three fits of
   the nine values); then one fit on every training row at the best value.
 
+Multi-label models chosen this way end at the constant predictor (:func:`choose_prior_weight`):
+the model's scores plus ``w * sd * log(label frequency)``, with ``w`` the smallest weight, from
+``0`` (the model alone) up to the label frequencies alone (the constant's ranking, nothing
+predicted), that does no worse than the constant on any default metric of the same held-out
+rows: a model which does worse than predicting the label frequencies there falls back towards
+them. Squared-loss models whose penalty
+comes from a GCV path (CPLST, BCS) fit one more model, at the chosen penalty on the same 80% of
+the rows, for this choice (:func:`fit_prior_weight`).
+
 The method keeps what was chosen in ``auto_`` (``{param: AutoChoice}``); the runner writes
 the values into results.csv's ``selected`` column like a ``select`` choice, and a value at an
 end of its path or grid into the cell's message (:data:`EDGE_NOTE`), which the tables flag as
@@ -29,12 +38,21 @@ import numpy as np
 from mlx.errors import DivergenceError
 from mlx.methods.base import InvalidParameterError
 
-__all__ = ["AUTO", "EDGE_NOTE", "HOLDOUT_FRACTION", "AutoChoice", "fit_holdout", "is_auto",
-           "log_grid", "validation_score"]
+__all__ = ["AUTO", "EDGE_NOTE", "HOLDOUT_FRACTION", "PRIOR", "PRIOR_WEIGHTS", "AutoChoice",
+           "choose_prior_weight", "fit_holdout", "fit_prior_weight", "is_auto", "log_grid",
+           "log_prior", "validation_score"]
 
 AUTO = "auto"
 EDGE_NOTE = "at the end of its auto path"
 HOLDOUT_FRACTION = 0.2
+PRIOR = "prior_weight"
+PRIOR_WEIGHTS = (0.0, *(2.0 ** j for j in range(-6, 3)), float("inf"))
+"""Weights of the log label frequencies added to a multi-label model's scores, in units of the
+standard deviation of its held-out scores: 0 (the model alone), 1/64 .. 4 a factor 2 apart,
+and ``inf`` (the label frequencies alone: the constant predictor)."""
+PRIOR_CELLS = 1 << 22
+"""At most this many held-out scores (32 MB) are kept to choose the weight: the first rows of
+the held-out split up to that size."""
 
 
 def is_auto(value) -> bool:
@@ -77,9 +95,15 @@ class AutoChoice:
     def note(self) -> str:
         """A one-line note for a value at an end of its grid or one not validated ('' for
         the others)."""
+        if self.param == PRIOR:
+            if self.value != float("inf"):
+                return ""
+            return ("auto fell back to the constant predictor (the label frequencies): on the "
+                    "held-out training rows the fitted model did worse than them on some "
+                    "default metric at every weight of the label frequencies tried")
         if self.procedure.startswith("unvalidated"):
             return f"{self.param}=auto: {self.value:g}, {self.procedure}"
-        if not self.edge:
+        if not self.edge or self.param == PRIOR:
             return ""
         end = "smallest" if self.value == self.grid[0] else "largest"
         return (f"{self.param}=auto chose {self.value:g}, the {end} value {EDGE_NOTE} "
@@ -104,6 +128,15 @@ def _rows(A, rows):
     return None if A is None else A[rows]
 
 
+def holdout_split(method, n: int):
+    """``(fit, val)``: sorted row indices of the 80% / 20% hold-out split of ``n`` rows, drawn
+    from the method's ``random_state`` (0 when None)."""
+    n_val = int(round(HOLDOUT_FRACTION * n))
+    seed = getattr(method, "random_state", None)
+    perm = np.random.default_rng(0 if seed is None else seed).permutation(n)
+    return np.sort(perm[n_val:]), np.sort(perm[:n_val])
+
+
 def fit_holdout(method, param: str, grid, X, Y, *, observed=None, task="multilabel",
                 **fit_kwargs):
     """Fit ``method`` with ``param`` chosen from ``grid`` on a hold-out split of the rows.
@@ -126,11 +159,10 @@ def fit_holdout(method, param: str, grid, X, Y, *, observed=None, task="multilab
     if n_val < 1 or n - n_val < 1:
         raise ValueError(f"{type(method).__name__}: {param}='auto' needs at least 2 training "
                          f"rows for its hold-out split (n_samples = {n}); set {param}")
-    seed = getattr(method, "random_state", None)
-    perm = np.random.default_rng(0 if seed is None else seed).permutation(n)
-    val, fit = np.sort(perm[:n_val]), np.sort(perm[n_val:])
+    fit, val = holdout_split(method, n)
     params = method.get_params()
     scores = [float("nan")] * len(grid)
+    fitted = {}
 
     def score(i: int) -> float:
         if np.isnan(scores[i]):
@@ -138,6 +170,7 @@ def fit_holdout(method, param: str, grid, X, Y, *, observed=None, task="multilab
             try:
                 cand._fit(X[fit], Y[fit], observed=_rows(observed, fit), **fit_kwargs)
                 scores[i] = validation_score(cand, X[val], Y[val], task)
+                fitted[i] = cand
             except DivergenceError:
                 scores[i] = -np.inf
         return -np.inf if np.isnan(scores[i]) else scores[i]
@@ -169,4 +202,111 @@ def fit_holdout(method, param: str, grid, X, Y, *, observed=None, task="multilab
         if key.endswith("_") and not key.startswith("_"):
             setattr(method, key, value)
     record(method, AutoChoice(param, grid[best], procedure, tuple(grid), tuple(scores)))
+    if procedure == "holdout" and best in fitted:
+        choose_prior_weight(method, fitted[best], X, Y, observed, task, (fit, val))
     return method
+
+
+def log_prior(Y, observed=None) -> np.ndarray:
+    """``log((positives + 1) / (observed + 2))`` per label: the log of the smoothed label
+    frequency, negative, in the constant predictor's order."""
+    import scipy.sparse as sp
+
+    Y = sp.csr_matrix(Y)
+    pos = np.asarray((Y > 0).sum(axis=0), dtype=np.float64).ravel()
+    if observed is None:
+        seen = np.full(pos.shape, float(Y.shape[0]))
+    else:
+        seen = np.asarray((sp.csr_matrix(observed) != 0).sum(axis=0), dtype=np.float64).ravel()
+    return np.log((pos + 1.0) / (seen + 2.0))
+
+
+def _is_multilabel(task) -> bool:
+    from mlx.tasks import as_task
+
+    return as_task(task).name == "multilabel"
+
+
+def _spread(scores) -> float:
+    """The standard deviation of ``scores`` (1 when it is 0 or not finite)."""
+    sd = float(np.std(np.asarray(scores, dtype=np.float64)))
+    return sd if np.isfinite(sd) and sd > 0 else 1.0
+
+
+def choose_prior_weight(method, cand, X, Y, observed, task, split) -> None:
+    """Choose how much of the label frequencies ``method``'s scores get (multi-label only).
+
+    ``cand`` is the model at the chosen value fitted on the ``fit`` rows of ``split = (fit,
+    val)``. Its held-out scores ``F`` become ``F + w sd(F) log(p)`` for every weight ``w`` of
+    :data:`PRIOR_WEIGHTS` (``p``: the smoothed label frequencies of the fit rows, see
+    :func:`log_prior`; ``w = inf``: ``log(p)`` alone, which ranks and decides as the constant
+    predictor does: by frequency, nothing predicted). The task's default metrics of each are
+    compared with the constant's on the held-out rows, and the smallest weight that does no
+    worse than the constant on any of them is chosen (``inf`` always qualifies): the label
+    frequencies are a fallback, not a second hyper-parameter tuned on the held-out rows (which
+    would trade the model's own ranking for noise in a small split). The method then adds
+    ``w sd(F) log(p)`` of every training row's frequencies to its scores
+    (``prior_offset_``, applied by :meth:`~mlx.methods.base.BaseMethod.decision_function`), and
+    ``auto_`` records the weight. ``sd`` is measured for each model on its own scores of the
+    held-out rows (the final model, fitted on every row, may score on another scale than
+    ``cand``).
+    """
+    import scipy.sparse as sp
+
+    from mlx.metrics import default_metrics, evaluate, parse_metric
+
+    if not _is_multilabel(task):
+        return
+    fit, val = split
+    L = Y.shape[1]
+    val = val[:max(1, PRIOR_CELLS // max(1, L))]
+    Yv = sp.csr_matrix(Y[val])
+    F = np.asarray(cand._decision_function(X[val]), dtype=np.float64)
+    prior = log_prior(Y[fit], _rows(observed, fit))
+    sd = _spread(F)
+    threshold = cand.threshold
+    metrics = [m for m in default_metrics("multilabel")
+               if threshold is not None or not parse_metric(m).family.uses_threshold]
+
+    def results(scale: float, offset: np.ndarray) -> dict:
+        res = evaluate(lambda B: scale * B + offset, F, Yv, metrics,
+                       threshold=threshold or 0.0, auc_degenerate="skip")
+        return {m: v for m, (v, _) in res.items()}
+
+    const = results(0.0, prior)
+    scores, best = [], len(PRIOR_WEIGHTS) - 1          # scores: the mean of P@1 and AUC
+    for i, w in enumerate(PRIOR_WEIGHTS):
+        res = const if w == float("inf") else results(1.0, w * sd * prior)
+        kept = [res[m] for m in ("p@1", "auc") if res.get(m) is not None and np.isfinite(res[m])]
+        value = float(np.mean(kept)) if kept else float("nan")
+        scores.append(value)
+        loses = any(res[m] is not None and const[m] is not None and np.isfinite(res[m])
+                    and (res[m] < const[m] - 1e-12 if parse_metric(m).higher_is_better
+                         else res[m] > const[m] + 1e-12) for m in metrics)
+        if not loses:
+            best = i
+            break
+    scores += [float("nan")] * (len(PRIOR_WEIGHTS) - len(scores))       # not scored
+    w = PRIOR_WEIGHTS[best]
+    full = log_prior(Y, observed)
+    if w == float("inf"):
+        method.prior_offset_ = (0.0, full)
+    else:
+        method.prior_offset_ = (1.0, w and w * _spread(method._decision_function(X[val])) * full)
+    record(method, AutoChoice(PRIOR, w, "holdout", PRIOR_WEIGHTS, tuple(scores)))
+
+
+def fit_prior_weight(method, param: str, value: float, X, Y, *, observed=None,
+                     task="multilabel", **fit_kwargs) -> None:
+    """:func:`choose_prior_weight` for a method whose ``param`` was chosen without a hold-out
+    split (a GCV path): a copy at ``param = value`` is fitted on the 80% fit rows of
+    :func:`holdout_split` and scored on the other 20%. Nothing happens for a task other than
+    multi-label or fewer than 2 rows."""
+    n = X.shape[0]
+    if not _is_multilabel(task) or n - int(round(HOLDOUT_FRACTION * n)) < 1 \
+            or int(round(HOLDOUT_FRACTION * n)) < 1:
+        return
+    fit, val = holdout_split(method, n)
+    cand = type(method)(**{**method.get_params(), param: value})
+    cand._fit(X[fit], Y[fit], observed=_rows(observed, fit), **fit_kwargs)
+    choose_prior_weight(method, cand, X, Y, observed, task, (fit, val))

@@ -343,7 +343,7 @@ class BaseMethod(BaseEstimator):
         for a multi-label method, the label's score minus ``threshold``); for values a 1-D
         array.
         """
-        scores = self._decision_function(X)
+        scores = self._scores(X)
         if not getattr(self, "_y_1d_", False):
             return scores
         task = self._fitted_task()
@@ -352,6 +352,15 @@ class BaseMethod(BaseEstimator):
         if not get_task(task).real_valued:                 # a 1-D y of classes
             return scores[:, 1] - scores[:, 0] if self.classes_.size == 2 else scores
         return scores[:, 0]
+
+    def _scores(self, X) -> np.ndarray:
+        """``_decision_function`` with the label frequencies an ``auto`` fit chose to add
+        (``scale * scores + offset``, see :func:`mlx.methods._auto.choose_prior_weight`)."""
+        scores = self._decision_function(X)
+        if "prior_weight" not in (getattr(self, "auto_", None) or {}):
+            return scores
+        scale, offset = self.prior_offset_
+        return scale * np.asarray(scores, dtype=np.float64) + offset
 
     def predict(self, X):
         """Predictions: labels above the method's ``threshold`` (multi-label: a 0/1 array of
@@ -362,7 +371,7 @@ class BaseMethod(BaseEstimator):
         Raises ValueError for a multi-label method without a threshold (its scores only
         rank labels).
         """
-        scores = self._decision_function(X)
+        scores = self._scores(X)
         name = self._fitted_task()
         if name == "binary":
             above = (scores[:, 0] > self._threshold_for_predict()).astype(np.int64)
@@ -416,7 +425,7 @@ class BaseMethod(BaseEstimator):
                 Y.eliminate_zeros()
             else:
                 Y = np.asarray(y, dtype=np.float64).reshape(-1, 1)
-        score_fn = self._decision_function
+        score_fn = self._scores
         levels = self._training_levels(task)
         if levels is not None:
             score_fn = task.predictor(score_fn, levels[:, None])

@@ -17,7 +17,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from mlx.errors import DivergenceError
-from mlx.methods._auto import AutoChoice, is_auto, record
+from mlx.methods._auto import AutoChoice, fit_prior_weight, is_auto, record
 from mlx.methods._validation import check_fit_data, check_n_features
 from mlx.methods.base import METHODS, BaseMethod, check_is_fitted
 from mlx.methods.table import TABLES
@@ -458,6 +458,8 @@ class BCS(BaseMethod):
         self.n_iter_ = len(elbo)
         self.converged_ = converged
         self.n_features_in_ = d
+        if is_auto(self.weight_precision):      # a path that ends at the label frequencies
+            fit_prior_weight(self, "weight_precision", lam, X, pos, observed=obs)
         log.debug("bcs fit: n=%d d=%d L=%d rank=%d, %d iterations in %.2fs", n, d, L, k,
                   self.n_iter_, time.perf_counter() - start)
         return self

@@ -14,7 +14,7 @@ import time
 import numpy as np
 import scipy.linalg as sla
 
-from mlx.methods._auto import AutoChoice, is_auto, record
+from mlx.methods._auto import AutoChoice, fit_prior_weight, is_auto, record
 from mlx.methods._validation import check_fit_data, check_n_features
 from mlx.methods.base import METHODS, BaseMethod, check_is_fitted
 from mlx.methods.table import TABLES
@@ -192,6 +192,8 @@ class CPLST(BaseMethod):
         self.n_features_in_ = d
         self.n_iter_ = 1
         self.converged_ = True
+        if is_auto(self.l2_reg):                # a path that ends at the label frequencies
+            fit_prior_weight(self, "l2_reg", self.auto_["l2_reg"].value, X, P)
         log.debug("cplst fit rank %d (d=%d, L=%d) in %.2fs", rank, d, L,
                   time.perf_counter() - start)
         return self

@@ -193,7 +193,7 @@ def test_the_auto_choice_is_recorded_like_a_selection(tmp_path):
     frame = pd.read_csv(s.output / "results.csv")
     auto = frame[frame["label"] == "AUTO"]
     chosen = json.loads(auto["selected"].iloc[0])
-    assert set(chosen) == {"l2_reg"} and chosen["l2_reg"] > 0
+    assert set(chosen) == {"l2_reg", "prior_weight"} and chosen["l2_reg"] > 0
     assert frame.loc[frame["label"] == "FIXED", "selected"].isna().all()
     row = next(line for line in s.table_md.splitlines() if line.startswith("| AUTO |"))
     assert f"l2_reg={chosen['l2_reg']:g}" in row

@@ -328,7 +328,7 @@ def test_row_without_features_scores_zero():
     Y = Y.tocsr()
     for obs in (None, observed):
         model = BCS(rank=3, random_state=0).fit(X, Y, observed=obs)
-        scores = model.decision_function(X)
+        scores = model._decision_function(X)      # the model's own, before auto's prior
         np.testing.assert_array_equal(scores[0], 0.0)             # no features: prior mean
 
 
