@@ -50,8 +50,12 @@ PRIOR_WEIGHTS = (0.0, *(2.0 ** j for j in range(-6, 3)), float("inf"))
 """Weights of the log label frequencies added to a multi-label model's scores, in units of the
 standard deviation of its held-out scores: 0 (the model alone), 1/64 .. 4 a factor 2 apart,
 and ``inf`` (the label frequencies alone: the constant predictor)."""
-PRIOR_CELLS = 1 << 22
-"""At most this many held-out scores (32 MB) are kept to choose the weight: the first rows of
+HAMMING_Z = 1.645
+"""One-sided 5% normal quantile: how sure the held-out split must be that a model's predicted
+labels are right more often than wrong before its Hamming loss counts as no worse than the
+constant's (:func:`_right_more_often`)."""
+PRIOR_CELLS = 1 << 20
+"""At most this many held-out scores (8 MB) are kept to choose the weight: the first rows of
 the held-out split up to that size."""
 
 
@@ -208,23 +212,44 @@ def fit_holdout(method, param: str, grid, X, Y, *, observed=None, task="multilab
 
 
 def log_prior(Y, observed=None) -> np.ndarray:
-    """``log((positives + 1) / (observed + 2))`` per label: the log of the smoothed label
-    frequency, negative, in the constant predictor's order."""
+    """``log((n p + 1) / (n + 2))`` per label, with ``p`` the constant predictor's score (the
+    label's frequency among its observed entries, 0 for a label never observed) and ``n`` the
+    number of rows: the log of a smoothed frequency, negative, in the constant's order (its
+    ties included)."""
     import scipy.sparse as sp
 
     Y = sp.csr_matrix(Y)
+    n = float(Y.shape[0])
     pos = np.asarray((Y > 0).sum(axis=0), dtype=np.float64).ravel()
     if observed is None:
-        seen = np.full(pos.shape, float(Y.shape[0]))
+        seen = np.full(pos.shape, n)
     else:
         seen = np.asarray((sp.csr_matrix(observed) != 0).sum(axis=0), dtype=np.float64).ravel()
-    return np.log((pos + 1.0) / (seen + 2.0))
+    p = np.divide(pos, seen, out=np.zeros_like(pos), where=seen > 0)
+    return np.log((n * p + 1.0) / (n + 2.0))
 
 
 def _is_multilabel(task) -> bool:
     from mlx.tasks import as_task
 
     return as_task(task).name == "multilabel"
+
+
+def _right_more_often(scores, Y, threshold: float) -> bool:
+    """Whether the labels predicted (``scores > threshold``) are right more often than wrong,
+    by a one-sided test at 5%: ``TP - FP >= 1.645 sqrt(TP + FP)`` (True when none is).
+
+    The Hamming loss of a prediction minus the constant's (which predicts nothing) is
+    ``(FP - TP) / (n L)``: the model does no worse than the constant when ``TP >= FP``. On a
+    small held-out split a few labels decide that, so the sign is tested rather than taken.
+    """
+    pred = scores > threshold
+    n_pred = int(pred.sum())
+    if n_pred == 0:
+        return True
+    rows, cols = Y.nonzero()
+    tp = int(pred[rows, cols].sum())
+    return tp - (n_pred - tp) >= HAMMING_Z * np.sqrt(n_pred)
 
 
 def _spread(scores) -> float:
@@ -241,7 +266,8 @@ def choose_prior_weight(method, cand, X, Y, observed, task, split) -> None:
     :data:`PRIOR_WEIGHTS` (``p``: the smoothed label frequencies of the fit rows, see
     :func:`log_prior`; ``w = inf``: ``log(p)`` alone, which ranks and decides as the constant
     predictor does: by frequency, nothing predicted). The task's default metrics of each are
-    compared with the constant's on the held-out rows, and the smallest weight that does no
+    compared with the constant's on the held-out rows (the Hamming loss by a test of the sign of
+    its difference, :func:`_right_more_often`), and the smallest weight that does no
     worse than the constant on any of them is chosen (``inf`` always qualifies): the label
     frequencies are a fallback, not a second hyper-parameter tuned on the held-out rows (which
     would trade the model's own ranking for noise in a small split). The method then adds
@@ -260,7 +286,7 @@ def choose_prior_weight(method, cand, X, Y, observed, task, split) -> None:
     fit, val = split
     L = Y.shape[1]
     val = val[:max(1, PRIOR_CELLS // max(1, L))]
-    Yv = sp.csr_matrix(Y[val])
+    Yv = (sp.csr_matrix(Y[val]) > 0).astype(np.float64)
     F = np.asarray(cand._decision_function(X[val]), dtype=np.float64)
     prior = log_prior(Y[fit], _rows(observed, fit))
     sd = _spread(F)
@@ -282,7 +308,9 @@ def choose_prior_weight(method, cand, X, Y, observed, task, split) -> None:
         scores.append(value)
         loses = any(res[m] is not None and const[m] is not None and np.isfinite(res[m])
                     and (res[m] < const[m] - 1e-12 if parse_metric(m).higher_is_better
-                         else res[m] > const[m] + 1e-12) for m in metrics)
+                         else res[m] > const[m] + 1e-12) for m in metrics if m != "hamming")
+        if "hamming" in metrics and w != float("inf"):
+            loses = loses or not _right_more_often(F + w * sd * prior, Yv, threshold)
         if not loses:
             best = i
             break

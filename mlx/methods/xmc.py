@@ -9,7 +9,8 @@ cells with missing labels are skipped with the reason.
 
 Scores: :meth:`decision_function` returns every label's score for each row (a dense
 ``(rows, L)`` array per batch, as every mlx method does): PLT's estimate of P(label | x)
-for all labels; Omikuji's beam-search scores, 0 for the labels outside the beam.
+for all labels; Omikuji's beam-search scores, and for the labels outside the beam their
+training frequency minus 1 (so that they rank by frequency below the beam's).
 
 Determinism (measured on this machine; see the class docstrings):
 
@@ -264,8 +265,10 @@ class Omikuji(_TreeMethod):
 
     Each tree splits the labels recursively by (balanced) k-means on label centroids and
     trains a linear classifier (hinge or logistic loss) per node; prediction is a beam search
-    over ``n_trees`` trees whose scores are averaged. Labels the beam does not reach score 0,
-    so the scores rank labels but have no natural decision threshold.
+    over ``n_trees`` trees whose scores are averaged. Labels the beam does not reach score
+    their training frequency minus 1 (at most 0, below every label it reaches): they rank
+    among themselves as the ``constant`` ranks them, not as ties. The scores rank labels but
+    have no natural decision threshold.
 
     Parameters
     ----------
@@ -352,6 +355,8 @@ class Omikuji(_TreeMethod):
             self.model_files_ = _read_dir(Path(tmp) / "model")
         self.n_features_in_ = data.n_features
         self.n_labels_ = data.n_labels
+        self.label_frequency_ = np.asarray(P.sum(axis=0), dtype=np.float64).ravel() / max(
+            1, data.n_samples)
         if dropped:
             self.message_ = (f"omikuji: {dropped} training row(s) without features left out "
                              "(the package cannot load rows with labels but no features)")
@@ -369,6 +374,7 @@ class Omikuji(_TreeMethod):
         X = X.copy()
         X.eliminate_zeros()
         top_k = self.n_labels_
+        out[:] = self.label_frequency_ - 1.0          # outside the beam: by frequency, below 0
         for i in range(X.shape[0]):
             lo, hi = X.indptr[i], X.indptr[i + 1]
             pairs = list(zip(X.indices[lo:hi].tolist(), X.data[lo:hi].tolist()))

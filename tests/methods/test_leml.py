@@ -205,7 +205,7 @@ def test_unobserved_label_scores_zero(loss):
     observed.eliminate_zeros()
     model = LEML(rank=3, loss=loss, max_iter=4, random_state=0).fit(X, Y, observed=observed)
     np.testing.assert_array_equal(model.H_[2], 0.0)
-    np.testing.assert_array_equal(model.decision_function(X)[:, 2], 0.0)
+    np.testing.assert_array_equal(model._decision_function(X)[:, 2], 0.0)   # before the prior
 
 
 def test_positives_outside_omega_are_ignored_and_all_observed_equals_full():
