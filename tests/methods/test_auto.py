@@ -207,3 +207,164 @@ def test_an_auto_value_at_the_end_of_its_path_is_flagged_in_the_table(tmp_path, 
                                                        (1.0, 0.0, 0.0)).note()]})
     text, edge = results._selection(frame, pd.DataFrame({"cell_id": [], "candidate": []}))
     assert edge and text == "C=0.0001 †"
+
+
+# ----------------------------------------------------------------------------- the constant
+def _noise(seed=3, n=200, d=6, L=6):
+    """Features unrelated to labels of very different frequencies (0.6 .. 0.02)."""
+    rng = np.random.default_rng(seed)
+    X = sp.csr_matrix(rng.random((n, d)))
+    freq = np.array([0.6, 0.3, 0.15, 0.08, 0.04, 0.02])[:L]
+    Y = sp.csr_matrix((rng.random((n, L)) < freq).astype(float))
+    return X, Y
+
+
+def test_log_prior_is_the_constants_order_with_a_never_observed_label_lowest():
+    Y = sp.csr_matrix(np.array([[1, 0, 1, 0], [1, 0, 0, 0], [0, 1, 1, 0], [1, 0, 0, 0.]]))
+    observed = sp.csr_matrix(np.array([[1, 1, 1, 0], [1, 1, 1, 0], [0, 1, 1, 0],
+                                       [1, 0, 1, 0.]]))
+    for obs in (None, observed):
+        got = _auto.log_prior(Y, obs)
+        n = 4
+        Yd, Od = Y.toarray(), np.ones((4, 4)) if obs is None else obs.toarray()
+        for j in range(4):
+            seen = Od[:, j].sum()
+            p = (Yd[:, j] * Od[:, j]).sum() / seen if seen else 0.0
+            assert got[j] == pytest.approx(np.log((n * p + 1) / (n + 2)), rel=1e-12)
+    assert np.all(_auto.log_prior(Y) < 0)
+    const = np.array([3, 1, 2, 0]) / 4
+    assert (np.argsort(_auto.log_prior(Y), kind="stable")
+            == np.argsort(const, kind="stable")).all()
+
+
+def test_right_more_often_counts_true_and_false_positives():
+    S = np.array([[0.9, 0.8, 0.1], [0.7, 0.2, 0.6], [0.9, 0.9, 0.9]])
+    Y = sp.csr_matrix(np.array([[1, 0, 0], [1, 0, 1], [1, 1, 0.]]))
+    rng = np.random.default_rng(0)
+    for t in (0.0, 0.5, 0.85, 0.95):
+        pred = S > t
+        tp, fp = int((pred & (Y.toarray() > 0)).sum()), int((pred & (Y.toarray() == 0)).sum())
+        want = tp + fp == 0 or tp - fp >= 1.645 * np.sqrt(tp + fp)
+        assert _auto._right_more_often(S, Y, t) == want
+    big = rng.random((400, 5))
+    Yb = sp.csr_matrix((big > 0.3).astype(float))       # 70% of the predictions right
+    assert _auto._right_more_often(big, Yb, 0.0)
+    assert not _auto._right_more_often(big, sp.csr_matrix((big > 0.7).astype(float)), 0.0)
+
+
+@pytest.mark.parametrize("make", [lambda: LEML(rank=3, random_state=0),
+                                  lambda: BR(random_state=0),
+                                  lambda: CPLST(rank=3)])
+def test_a_model_of_noise_falls_back_to_the_constant_and_says_so(make):
+    X, Y = _noise()
+    m = make().fit(X, Y)
+    choice = m.auto_[_auto.PRIOR]
+    assert choice.value > 0                                   # the frequencies were needed
+    if choice.value == float("inf"):
+        scores = m.decision_function(X)
+        np.testing.assert_array_equal(scores, np.tile(_auto.log_prior(Y), (X.shape[0], 1)))
+        assert "fell back to the constant predictor" in choice.note()
+    # whatever the weight, the ranking of rows without signal follows the frequencies more
+    # than the model alone does
+    freq_order = np.argsort(-_auto.log_prior(Y))
+    top = np.argmax(m.decision_function(X), axis=1)
+    raw_top = np.argmax(m._decision_function(X), axis=1)
+    assert (top == freq_order[0]).mean() >= (raw_top == freq_order[0]).mean()
+
+
+def test_a_learnable_model_keeps_its_own_scores():
+    X, Y = _data(seed=4, n=300)
+    for m in (LEML(rank=3, random_state=0).fit(X, Y), BR(random_state=0).fit(X, Y)):
+        assert m.auto_[_auto.PRIOR].value == 0.0
+        assert m.auto_[_auto.PRIOR].note() == ""
+        np.testing.assert_array_equal(m.decision_function(X), m._decision_function(X))
+
+
+def test_an_explicit_value_adds_no_frequencies():
+    X, Y = _noise()
+    for m in (LEML(rank=3, l2_reg=1.0, random_state=0), CPLST(rank=3, l2_reg=1.0),
+              BR(C=1.0), BCS(rank=3, weight_precision=1.0, random_state=0)):
+        m.fit(X, Y)
+        assert _auto.PRIOR not in m.auto_
+        np.testing.assert_array_equal(m.decision_function(X), m._decision_function(X))
+
+
+class _Fixed:
+    """A fitted stand-in whose scores are given."""
+
+    threshold = 0.5
+
+    def __init__(self, scores):
+        self.scores = scores
+
+    def _decision_function(self, X):
+        return self.scores[np.asarray(X).ravel().astype(int)]
+
+
+def test_the_smallest_weight_that_does_not_lose_is_chosen():
+    """Against a slow search that scores every weight with the metrics functions."""
+    from mlx.metrics import evaluate
+
+    rng = np.random.default_rng(5)
+    n, L = 400, 5
+    freq = np.array([0.5, 0.3, 0.2, 0.1, 0.05])
+    Y = sp.csr_matrix((rng.random((n, L)) < freq).astype(float))
+    X = np.arange(n, dtype=float)[:, None]                 # row ids: _Fixed looks them up
+    fit, val = _auto.holdout_split(_Fixed(None), n)
+    for noise in (0.05, 0.6, 3.0):                         # a good, a middling, a bad model
+        S = Y.toarray() * 0.8 + noise * rng.standard_normal((n, L))
+        m = _Fixed(S)
+        m.auto_ = {}
+        _auto.choose_prior_weight(m, _Fixed(S), X, Y, None, "multilabel", (fit, val))
+        prior = _auto.log_prior(Y[fit])
+        F = S[val]
+        sd = F.std()
+        metrics = ["p@1", "p@3", "p@5", "auc"]
+
+        def res(scores):
+            return {k: v for k, (v, _) in evaluate(lambda B: scores, F, Y[val], metrics,
+                                                  batch_size=len(val)).items()}
+        const = res(np.tile(prior, (len(val), 1)))
+        want = float("inf")
+        for w in _auto.PRIOR_WEIGHTS[:-1]:
+            r = res(F + w * sd * prior)
+            pred = F + w * sd * prior > 0.5
+            tp = int((pred & (Y[val].toarray() > 0)).sum())
+            ham_ok = pred.sum() == 0 or 2 * tp - pred.sum() >= 1.645 * np.sqrt(pred.sum())
+            if all(r[k] >= const[k] - 1e-12 for k in metrics) and ham_ok:
+                want = w
+                break
+        assert m.auto_[_auto.PRIOR].value == want, noise
+
+
+def test_a_model_worse_than_the_frequencies_becomes_the_constant():
+    rng = np.random.default_rng(6)
+    n, L = 300, 4
+    Y = sp.csr_matrix((rng.random((n, L)) < np.array([0.6, 0.3, 0.1, 0.05])).astype(float))
+    X = np.arange(n, dtype=float)[:, None]
+    S = 1.0 - Y.toarray() + 0.1 * rng.standard_normal((n, L))   # ranks the positives last
+    m = _Fixed(S)
+    m.auto_ = {}
+    split = _auto.holdout_split(m, n)
+    _auto.choose_prior_weight(m, _Fixed(S), X, Y, None, "multilabel", split)
+    choice = m.auto_[_auto.PRIOR]
+    assert choice.value == float("inf")
+    assert choice.note() == ("auto fell back to the constant predictor (the label frequencies): "
+                             "on the held-out training rows the fitted model did worse than "
+                             "them on some default metric at every weight of the label "
+                             "frequencies tried")
+    np.testing.assert_array_equal(m.prior_offset_[1], _auto.log_prior(Y))
+    assert m.prior_offset_[0] == 0.0
+    # a fitted method applies it: its scores are then the frequencies alone
+    X2, Y2 = _noise()
+    leml = LEML(rank=3, random_state=0).fit(X2, Y2)
+    leml.auto_ = {**leml.auto_, _auto.PRIOR: choice}
+    leml.prior_offset_ = (0.0, _auto.log_prior(Y2))
+    np.testing.assert_array_equal(leml.decision_function(X2),
+                                  np.tile(_auto.log_prior(Y2), (X2.shape[0], 1)))
+    assert not leml.predict(X2).any()                      # nothing predicted, as the constant
+    # and not for another task
+    m2 = _Fixed(S)
+    m2.auto_ = {}
+    _auto.choose_prior_weight(m2, _Fixed(S), X, Y, None, "regression", split)
+    assert m2.auto_ == {}

@@ -169,3 +169,15 @@ def test_no_positive_label_gives_zero_scores():
         assert method.message_ == f"{cls.name}: no positive label in the training data; " \
                                   "every label scores 0"
         np.testing.assert_array_equal(method.decision_function(X), np.zeros((5, 2)))
+
+
+def test_omikuji_ranks_the_labels_outside_its_beam_by_frequency(problem):
+    train, _ = problem
+    model = Omikuji(beam_size=1, n_trees=1).fit(train.X, train.Y)
+    scores = model.decision_function(train.X[:20])
+    freq = np.asarray(train.Y.sum(axis=0)).ravel() / train.Y.shape[0]
+    outside = scores <= 0
+    assert outside.any() and (~outside).any()
+    for row, out in zip(scores, outside):
+        np.testing.assert_array_equal(row[out], freq[out] - 1.0)
+        assert not out.all() and row[~out].min() > row[out].max()
