@@ -54,6 +54,9 @@ HAMMING_Z = 1.645
 """One-sided 5% normal quantile: how sure the held-out split must be that a model's predicted
 labels are right more often than wrong before its Hamming loss counts as no worse than the
 constant's (:func:`_right_more_often`)."""
+SPREAD_ROWS = 256
+"""The final model's spread is measured on at most this many held-out rows (an estimate of a
+standard deviation needs few; some methods' scoring is costly)."""
 PRIOR_CELLS = 1 << 20
 """At most this many held-out scores (8 MB) are kept to choose the weight: the first rows of
 the held-out split up to that size."""
@@ -275,7 +278,7 @@ def choose_prior_weight(method, cand, X, Y, observed, task, split) -> None:
     (``prior_offset_``, applied by :meth:`~mlx.methods.base.BaseMethod.decision_function`), and
     ``auto_`` records the weight. ``sd`` is measured for each model on its own scores of the
     held-out rows (the final model, fitted on every row, may score on another scale than
-    ``cand``).
+    ``cand``; its spread on the first :data:`SPREAD_ROWS` of them).
     """
     import scipy.sparse as sp
 
@@ -320,7 +323,8 @@ def choose_prior_weight(method, cand, X, Y, observed, task, split) -> None:
     if w == float("inf"):
         method.prior_offset_ = (0.0, full)
     else:
-        method.prior_offset_ = (1.0, w and w * _spread(method._decision_function(X[val])) * full)
+        spread = _spread(method._decision_function(X[val[:SPREAD_ROWS]])) if w else 0.0
+        method.prior_offset_ = (1.0, w * spread * full)
     record(method, AutoChoice(PRIOR, w, "holdout", PRIOR_WEIGHTS, tuple(scores)))
 
 
