@@ -296,6 +296,12 @@ def _describe_method(cls) -> None:
         click.echo(f"  {p.name}: {'; '.join(x for x in (default, constraint) if x)}")
         if meanings.get(p.name):
             click.echo(f"      {meanings[p.name]}")
+    if "multilabel" in cls.tasks and any(
+            p.default == "auto" and "range" in _describe(c)
+            for p in params for c in cls._parameter_constraints.get(p.name, ())):
+        from mlx.methods._auto import FALLBACK_NOTE
+
+        click.echo(FALLBACK_NOTE)
 
 
 @cli.command("metrics")
