@@ -8,7 +8,9 @@ For each registered multi-label dataset whose files are present (or those of
 (``mom`` and ``lsvv`` included) beside the ``constant`` baseline, on the task's default
 metrics. The benchmark prints:
 
-* every method's default metrics beside the constant's, and each loss to it (``<``);
+* every method's default metrics beside the constant's, and each loss to it (``loses on``);
+  for an ``auto`` fit, the weight of the label frequencies and the decision shift it added
+  (``prior``, ``shift``: :func:`mlx.methods._auto.choose_prior_weight`);
 * a tuned reference: the same method with ``select`` over a wide grid (half-decade steps) of
   the parameter its ``auto`` chooses, on a validation split of the training rows (20%, P@1),
   and the default's shortfall in P@1 (points) and AUC;
@@ -201,8 +203,10 @@ def summarise(ds: str, frame: pd.DataFrame, methods: list[str], chosen: dict,
         row["auto"] = chosen.get(m)
         sel = test.loc[test["label"] == m, "selected"].dropna()
         if len(sel):
-            w = json.loads(sel.iloc[0]).get("prior_weight", "-")
+            picked = json.loads(sel.iloc[0])
+            w = picked.get("prior_weight", "-")
             row["prior"] = "const" if w is None else w     # None: inf, the constant itself
+            row["shift"] = picked.get("decision_shift", "-")
         tuned = f"{m}-tuned"
         if tuned in values.index:
             row["tuned p@1"] = values.loc[tuned]["p@1"]

@@ -180,11 +180,12 @@ def test_methods_name_says_how_auto_falls_back_to_the_constant():
     note = ("auto and the constant: with multi-label data, a fit whose scale is chosen by "
             "'auto' adds w * sd * log(label frequency) to the model's scores, w the smallest "
             "of 0, 1/64 .. 4 (factors of 2) and inf (the frequencies alone: the constant "
-            "predictor) that does no worse than the constant on any default metric of a 20% "
-            "hold-out split of the training rows (Hamming loss: the predicted labels right more "
-            "often than wrong by a one-sided 5% test); results.csv's selected column records w "
-            "as prior_weight (null: the constant). A GCV path (cplst, bcs) fits one more model "
-            "on 80% of the rows for it.\n")
+            "predictor) whose P@k and AUC on a 20% hold-out split of the training rows are no "
+            "worse than the constant's, and lowers every score by the smallest shift after "
+            "which the labels it predicts there are right more often than wrong (a one-sided "
+            "5% test; the Hamming loss); results.csv's selected column records prior_weight "
+            "(null: the constant) and decision_shift. A GCV path (cplst, bcs) fits one more "
+            "model on 80% of the rows for it.\n")
     for name in ("leml", "cplst", "bcs", "br", "wsabie", "lsvv"):
         r = invoke("methods", name)
         assert r.exit_code == 0 and r.output.endswith(note), name

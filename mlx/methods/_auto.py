@@ -17,9 +17,10 @@ Two procedures, the cheapest sound one for each method:
 Multi-label models chosen this way end at the constant predictor (:func:`choose_prior_weight`):
 the model's scores plus ``w * sd * log(label frequency)``, with ``w`` the smallest weight, from
 ``0`` (the model alone) up to the label frequencies alone (the constant's ranking, nothing
-predicted), that does no worse than the constant on any default metric of the same held-out
-rows: a model which does worse than predicting the label frequencies there falls back towards
-them. Squared-loss models whose penalty
+predicted), whose P@k and AUC on the same held-out rows are no worse than the constant's, and
+minus the smallest common shift after which the labels predicted there are right more often
+than wrong (Hamming loss): a model which does worse than the label frequencies there falls back
+towards them. Squared-loss models whose penalty
 comes from a GCV path (CPLST, BCS) fit one more model, at the chosen penalty on the same 80% of
 the rows, for this choice (:func:`fit_prior_weight`).
 
@@ -46,6 +47,7 @@ AUTO = "auto"
 EDGE_NOTE = "at the end of its auto path"
 HOLDOUT_FRACTION = 0.2
 PRIOR = "prior_weight"
+SHIFT = "decision_shift"
 PRIOR_WEIGHTS = (0.0, *(2.0 ** j for j in range(-6, 3)), float("inf"))
 """Weights of the log label frequencies added to a multi-label model's scores, in units of the
 standard deviation of its held-out scores: 0 (the model alone), 1/64 .. 4 a factor 2 apart,
@@ -65,11 +67,12 @@ the held-out split up to that size."""
 FALLBACK_NOTE = (
     "auto and the constant: with multi-label data, a fit whose scale is chosen by 'auto' adds "
     "w * sd * log(label frequency) to the model's scores, w the smallest of 0, 1/64 .. 4 "
-    "(factors of 2) and inf (the frequencies alone: the constant predictor) that does no worse "
-    "than the constant on any default metric of a 20% hold-out split of the training rows "
-    "(Hamming loss: the predicted labels right more often than wrong by a one-sided 5% test); "
-    "results.csv's selected column records w as prior_weight (null: the constant). A GCV path "
-    "(cplst, bcs) fits one more model on 80% of the rows for it.")
+    "(factors of 2) and inf (the frequencies alone: the constant predictor) whose P@k and AUC "
+    "on a 20% hold-out split of the training rows are no worse than the constant's, and lowers "
+    "every score by the smallest shift after which the labels it predicts there are right "
+    "more often than wrong (a one-sided 5% test; the Hamming loss); results.csv's selected "
+    "column records prior_weight (null: the constant) and decision_shift. A GCV path (cplst, "
+    "bcs) fits one more model on 80% of the rows for it.")
 """What ``mlx methods NAME`` prints for a method with an ``auto`` scale parameter."""
 
 
@@ -113,6 +116,8 @@ class AutoChoice:
     def note(self) -> str:
         """A one-line note for a value at an end of its grid or one not validated ('' for
         the others)."""
+        if self.param == SHIFT:
+            return ""
         if self.param == PRIOR:
             if self.value != float("inf"):
                 return ""
@@ -121,7 +126,7 @@ class AutoChoice:
                     "default metric at every weight of the label frequencies tried")
         if self.procedure.startswith("unvalidated"):
             return f"{self.param}=auto: {self.value:g}, {self.procedure}"
-        if not self.edge or self.param == PRIOR:
+        if not self.edge or self.param in (PRIOR, SHIFT):
             return ""
         end = "smallest" if self.value == self.grid[0] else "largest"
         return (f"{self.param}=auto chose {self.value:g}, the {end} value {EDGE_NOTE} "
@@ -266,6 +271,29 @@ def _right_more_often(scores, Y, threshold: float) -> bool:
     return tp - (n_pred - tp) >= HAMMING_Z * np.sqrt(n_pred)
 
 
+def _decision_shift(scores, Y, threshold: float) -> float:
+    """The smallest shift ``s >= 0`` of the decision threshold such that the labels predicted
+    (``scores > threshold + s``) pass :func:`_right_more_often` (0 when they already do;
+    otherwise at least up to the largest score, above which nothing is predicted).
+
+    Labels are dropped from the least confident up; the shift keeps as many of the most
+    confident ones as pass the test. Shifting every score of a row by the same amount leaves
+    its ranking unchanged: only the decisions (Hamming loss) move."""
+    S = np.asarray(scores, dtype=np.float64)
+    above = S > threshold
+    if not above.any() or _right_more_often(S, Y, threshold):
+        return 0.0
+    truth = (Y.toarray() > 0) if hasattr(Y, "toarray") else (np.asarray(Y) > 0)
+    values, right = S[above], truth[above]
+    order = np.argsort(-values, kind="stable")
+    values, right = values[order], right[order]
+    k = np.arange(1, values.size + 1)
+    tp = np.cumsum(right)
+    passing = np.flatnonzero(2 * tp - k >= HAMMING_Z * np.sqrt(k))
+    keep = passing[-1] + 1 if passing.size else 0      # the most confident labels kept
+    return float(values[keep] - threshold) if keep < values.size else 0.0
+
+
 def _spread(scores) -> float:
     """The standard deviation of ``scores`` (1 when it is 0 or not finite)."""
     sd = float(np.std(np.asarray(scores, dtype=np.float64)))
@@ -273,23 +301,27 @@ def _spread(scores) -> float:
 
 
 def choose_prior_weight(method, cand, X, Y, observed, task, split) -> None:
-    """Choose how much of the label frequencies ``method``'s scores get (multi-label only).
+    """Let a multi-label model fall back towards the constant predictor where it does worse.
 
     ``cand`` is the model at the chosen value fitted on the ``fit`` rows of ``split = (fit,
-    val)``. Its held-out scores ``F`` become ``F + w sd(F) log(p)`` for every weight ``w`` of
-    :data:`PRIOR_WEIGHTS` (``p``: the smoothed label frequencies of the fit rows, see
-    :func:`log_prior`; ``w = inf``: ``log(p)`` alone, which ranks and decides as the constant
-    predictor does: by frequency, nothing predicted). The task's default metrics of each are
-    compared with the constant's on the held-out rows (the Hamming loss by a test of the sign of
-    its difference, :func:`_right_more_often`), and the smallest weight that does no
-    worse than the constant on any of them is chosen (``inf`` always qualifies): the label
-    frequencies are a fallback, not a second hyper-parameter tuned on the held-out rows (which
-    would trade the model's own ranking for noise in a small split). The method then adds
-    ``w sd(F) log(p)`` of every training row's frequencies to its scores
-    (``prior_offset_``, applied by :meth:`~mlx.methods.base.BaseMethod.decision_function`), and
-    ``auto_`` records the weight. ``sd`` is measured for each model on its own scores of the
-    held-out rows (the final model, fitted on every row, may score on another scale than
-    ``cand``; its spread on the first :data:`SPREAD_ROWS` of them).
+    val)``. Two choices on its held-out scores ``F``, both for the smallest change:
+
+    * ranking: ``F + w sd(F) log(p)`` for the weights ``w`` of :data:`PRIOR_WEIGHTS` (``p``:
+      the smoothed label frequencies of the fit rows, :func:`log_prior`; ``w = inf``:
+      ``log(p)`` alone, which ranks and decides as the constant does). The smallest weight
+      whose P@k and AUC on the held-out rows are none below the constant's is chosen (``inf``
+      always qualifies): the frequencies are a fallback, not a second hyper-parameter tuned on
+      the held-out rows, which would trade the model's own ranking for noise in a small split;
+    * decisions (Hamming loss), for a model with a threshold: every score is lowered by the
+      smallest shift after which the labels it predicts on the held-out rows are right more
+      often than wrong (:func:`_decision_shift`); a shift common to all labels leaves every
+      row's ranking as it is.
+
+    The method then adds ``(w log(p) - shift) sd`` to its scores (``prior_offset_``, applied
+    by :meth:`~mlx.methods.base.BaseMethod.decision_function``), with ``p`` from every
+    training row and ``sd`` the final model's spread on the first :data:`SPREAD_ROWS`
+    held-out rows (it may score on another scale than ``cand``), and ``auto_`` records
+    ``prior_weight`` and ``decision_shift`` (in units of ``sd``).
     """
     import scipy.sparse as sp
 
@@ -304,13 +336,11 @@ def choose_prior_weight(method, cand, X, Y, observed, task, split) -> None:
     F = np.asarray(cand._decision_function(X[val]), dtype=np.float64)
     prior = log_prior(Y[fit], _rows(observed, fit))
     sd = _spread(F)
-    threshold = cand.threshold
-    metrics = [m for m in default_metrics("multilabel")
-               if threshold is not None or not parse_metric(m).family.uses_threshold]
+    metrics = [m for m in default_metrics("multilabel")      # the ranking metrics
+               if not parse_metric(m).family.uses_threshold]
 
     def results(scale: float, offset: np.ndarray) -> dict:
-        res = evaluate(lambda B: scale * B + offset, F, Yv, metrics,
-                       threshold=threshold or 0.0, auc_degenerate="skip")
+        res = evaluate(lambda B: scale * B + offset, F, Yv, metrics, auc_degenerate="skip")
         return {m: v for m, (v, _) in res.items()}
 
     const = results(0.0, prior)
@@ -320,12 +350,8 @@ def choose_prior_weight(method, cand, X, Y, observed, task, split) -> None:
         kept = [res[m] for m in ("p@1", "auc") if res.get(m) is not None and np.isfinite(res[m])]
         value = float(np.mean(kept)) if kept else float("nan")
         scores.append(value)
-        loses = any(res[m] is not None and const[m] is not None and np.isfinite(res[m])
-                    and (res[m] < const[m] - 1e-12 if parse_metric(m).higher_is_better
-                         else res[m] > const[m] + 1e-12) for m in metrics if m != "hamming")
-        if "hamming" in metrics and w != float("inf"):
-            loses = loses or not _right_more_often(F + w * sd * prior, Yv, threshold)
-        if not loses:
+        if not any(res[m] is not None and const[m] is not None and np.isfinite(res[m])
+                   and res[m] < const[m] - 1e-12 for m in metrics):
             best = i
             break
     scores += [float("nan")] * (len(PRIOR_WEIGHTS) - len(scores))       # not scored
@@ -334,8 +360,12 @@ def choose_prior_weight(method, cand, X, Y, observed, task, split) -> None:
     if w == float("inf"):
         method.prior_offset_ = (0.0, full)
     else:
-        spread = _spread(method._decision_function(X[val[:SPREAD_ROWS]])) if w else 0.0
-        method.prior_offset_ = (1.0, w * spread * full)
+        shift = 0.0
+        if cand.threshold is not None:
+            shift = _decision_shift(F + w * sd * prior, Yv, cand.threshold) / sd
+        spread = _spread(method._decision_function(X[val[:SPREAD_ROWS]])) if w or shift else 0.0
+        method.prior_offset_ = (1.0, (w * full - shift) * spread)
+        record(method, AutoChoice(SHIFT, shift, "holdout", (), ()))
     record(method, AutoChoice(PRIOR, w, "holdout", PRIOR_WEIGHTS, tuple(scores)))
 
 
