@@ -230,6 +230,17 @@ def fit_holdout(method, param: str, grid, X, Y, *, observed=None, task="multilab
     return method
 
 
+def _stored(observed):
+    """A 0/1 CSR matrix of the entries ``observed`` stores (a stored zero marks an observed
+    entry too)."""
+    import scipy.sparse as sp
+
+    mask = sp.csr_matrix(observed, dtype=np.float64, copy=True)
+    mask.sum_duplicates()
+    mask.data[:] = 1.0
+    return mask
+
+
 def log_prior(Y, observed=None) -> np.ndarray:
     """``log((n p + 1) / (n + 2))`` per label, with ``p`` the constant predictor's score (the
     label's frequency among its observed entries, 0 for a label never observed) and ``n`` the
@@ -243,7 +254,9 @@ def log_prior(Y, observed=None) -> np.ndarray:
     if observed is None:
         seen = np.full(pos.shape, n)
     else:
-        seen = np.asarray((sp.csr_matrix(observed) != 0).sum(axis=0), dtype=np.float64).ravel()
+        mask = _stored(observed)
+        pos = np.asarray((Y.multiply(mask) > 0).sum(axis=0), dtype=np.float64).ravel()
+        seen = np.asarray(mask.sum(axis=0), dtype=np.float64).ravel()
     p = np.divide(pos, seen, out=np.zeros_like(pos), where=seen > 0)
     return np.log((n * p + 1.0) / (n + 2.0))
 
@@ -333,6 +346,8 @@ def choose_prior_weight(method, cand, X, Y, observed, task, split) -> None:
     L = Y.shape[1]
     val = val[:max(1, PRIOR_CELLS // max(1, L))]
     Yv = (sp.csr_matrix(Y[val]) > 0).astype(np.float64)
+    if observed is not None:               # an entry outside the observed ones is unknown:
+        Yv = Yv.multiply(_stored(observed[val])).tocsr()        # scored as a negative
     F = np.asarray(cand._decision_function(X[val]), dtype=np.float64)
     prior = log_prior(Y[fit], _rows(observed, fit))
     sd = _spread(F)

@@ -258,14 +258,15 @@ def test_labels_without_observed_positive_score_below_everything(loss, bias):
     model = BR(loss=loss, bias=bias).fit(X, Y, observed=observed)
     np.testing.assert_array_equal(model.untrained_labels_, [1, 3, 4])
     assert not model.W_[:, [1, 3, 4]].any()
-    scores = model.decision_function(X)
+    scores = model._decision_function(X)         # the model's own, before auto's frequencies
     assert np.isfinite(scores).all()
     real = scores[:, [0, 2, 5]]
     expected = np.minimum(real.min(axis=1), model.threshold) - 1.0
     for j in (1, 3, 4):
         np.testing.assert_array_equal(scores[:, j], expected)
-    assert np.all(scores[:, [1, 3, 4]].max(axis=1) < real.min(axis=1))
-    assert np.all(scores[:, [1, 3, 4]] < model.threshold)        # predicted negative
+    for scores in (scores, model.decision_function(X)):        # and with them
+        assert np.all(scores[:, [1, 3, 4]].max(axis=1) < scores[:, [0, 2, 5]].min(axis=1))
+        assert np.all(scores[:, [1, 3, 4]] < model.threshold)    # predicted negative
     batches = np.vstack([model.decision_function(X[i:i + 7]) for i in range(0, X.shape[0], 7)])
     np.testing.assert_array_equal(batches, scores)                # the rule is row-local
 
