@@ -17,10 +17,10 @@ Two procedures, the cheapest sound one for each method:
 Multi-label models chosen this way end at the constant predictor (:func:`choose_prior_weight`):
 the model's scores plus ``w * sd * log(label frequency)``, with ``w`` the smallest weight, from
 ``0`` (the model alone) up to the label frequencies alone (the constant's ranking, nothing
-predicted), whose P@k and AUC on the same held-out rows are no worse than the constant's, and
-minus the smallest common shift after which the labels predicted there are right more often
-than wrong (Hamming loss): a model which does worse than the label frequencies there falls back
-towards them. Squared-loss models whose penalty
+predicted), whose P@k and AUC on the same held-out rows are no worse than the constant's, and,
+when the labels predicted there are not right more often than wrong (Hamming loss), minus the
+common shift that makes the fewest held-out errors: a model which does worse than the label
+frequencies there falls back towards them. Squared-loss models whose penalty
 comes from a GCV path (CPLST, BCS) fit one more model, at the chosen penalty on the same 80% of
 the rows, for this choice (:func:`fit_prior_weight`).
 
@@ -68,9 +68,10 @@ FALLBACK_NOTE = (
     "auto and the constant: with multi-label data, a fit whose scale is chosen by 'auto' adds "
     "w * sd * log(label frequency) to the model's scores, w the smallest of 0, 1/64 .. 4 "
     "(factors of 2) and inf (the frequencies alone: the constant predictor) whose P@k and AUC "
-    "on a 20% hold-out split of the training rows are no worse than the constant's, and lowers "
-    "every score by the smallest shift after which the labels it predicts there are right "
-    "more often than wrong (a one-sided 5% test; the Hamming loss); results.csv's selected "
+    "on a 20% hold-out split of the training rows are no worse than the constant's; unless the "
+    "labels it predicts there are right more often than wrong (a one-sided 5% test; the "
+    "Hamming loss), it lowers every score to the cut of fewest errors there, or below every "
+    "score when that cut fails the test; results.csv's selected "
     "column records prior_weight (null: the constant) and decision_shift. A GCV path (cplst, "
     "bcs) fits one more model on 80% of the rows for it.")
 """What ``mlx methods NAME`` prints for a method with an ``auto`` scale parameter."""
@@ -285,13 +286,16 @@ def _right_more_often(scores, Y, threshold: float) -> bool:
 
 
 def _decision_shift(scores, Y, threshold: float) -> float:
-    """The smallest shift ``s >= 0`` of the decision threshold such that the labels predicted
-    (``scores > threshold + s``) pass :func:`_right_more_often` (0 when they already do;
-    otherwise at least up to the largest score, above which nothing is predicted).
+    """A shift ``s >= 0`` of the decision threshold (labels predicted: ``scores > threshold +
+    s``) that makes the held-out decisions no worse than the constant's (nothing predicted).
 
-    Labels are dropped from the least confident up; the shift keeps as many of the most
-    confident ones as pass the test. Shifting every score of a row by the same amount leaves
-    its ranking unchanged: only the decisions (Hamming loss) move."""
+    0 when the labels predicted pass :func:`_right_more_often`. Otherwise the labels above
+    the threshold are cut at the count ``k`` of most confident ones that makes the fewest
+    errors on ``Y`` (the largest ``TP - FP``, the smallest ``k`` among equals), kept if those
+    ``k`` pass the test, else all dropped (the shift reaches the largest score). The cut of
+    fewest errors, rather than the largest count that passes, keeps out the labels near the
+    cut that are right about half the time. A shift common to every label leaves every row's
+    ranking as it is: only the decisions (Hamming loss) move."""
     S = np.asarray(scores, dtype=np.float64)
     above = S > threshold
     if not above.any() or _right_more_often(S, Y, threshold):
@@ -300,10 +304,11 @@ def _decision_shift(scores, Y, threshold: float) -> float:
     values, right = S[above], truth[above]
     order = np.argsort(-values, kind="stable")
     values, right = values[order], right[order]
-    k = np.arange(1, values.size + 1)
-    tp = np.cumsum(right)
-    passing = np.flatnonzero(2 * tp - k >= HAMMING_Z * np.sqrt(k))
-    keep = passing[-1] + 1 if passing.size else 0      # the most confident labels kept
+    k = np.arange(0, values.size + 1)
+    margin = 2 * np.concatenate([[0], np.cumsum(right)]) - k         # TP - FP of the top k
+    keep = int(np.argmax(margin))
+    if keep and margin[keep] < HAMMING_Z * np.sqrt(keep):
+        keep = 0
     return float(values[keep] - threshold) if keep < values.size else 0.0
 
 
@@ -325,10 +330,11 @@ def choose_prior_weight(method, cand, X, Y, observed, task, split) -> None:
       whose P@k and AUC on the held-out rows are none below the constant's is chosen (``inf``
       always qualifies): the frequencies are a fallback, not a second hyper-parameter tuned on
       the held-out rows, which would trade the model's own ranking for noise in a small split;
-    * decisions (Hamming loss), for a model with a threshold: every score is lowered by the
-      smallest shift after which the labels it predicts on the held-out rows are right more
-      often than wrong (:func:`_decision_shift`); a shift common to all labels leaves every
-      row's ranking as it is.
+    * decisions (Hamming loss), for a model with a threshold: unless the labels it predicts on
+      the held-out rows are right more often than wrong, every score is lowered to the cut of
+      fewest held-out errors, or to predicting nothing when that cut is not significantly
+      better (:func:`_decision_shift`); a shift common to all labels leaves every row's
+      ranking as it is.
 
     The method then adds ``(w log(p) - shift) sd`` to its scores (``prior_offset_``, applied
     by :meth:`~mlx.methods.base.BaseMethod.decision_function``), with ``p`` from every

@@ -307,7 +307,7 @@ class _Fixed:
 
 def test_the_smallest_weight_that_does_not_lose_is_chosen():
     """Against a slow search that scores every weight with the metrics functions; the
-    decision shift drops the fewest labels that pass the sign test."""
+    decision shift against one over every cut of the scores."""
     from mlx.metrics import evaluate
 
     rng = np.random.default_rng(5)
@@ -336,17 +336,24 @@ def test_the_smallest_weight_that_does_not_lose_is_chosen():
             if all(r[k] >= const[k] - 1e-12 for k in metrics):
                 want = w
                 break
-        if want != float("inf"):         # the shift: the fewest least confident labels dropped
-            kept = F + want * sd * prior > 0.5 + m.auto_[_auto.SHIFT].value * sd
+        if want != float("inf"):         # the shift, against a slow search over every cut
+            S2 = F + want * sd * prior
             truth = Y[val].toarray() > 0
-            tp, n_pred = int((kept & truth).sum()), int(kept.sum())
-            assert n_pred == 0 or 2 * tp - n_pred >= 1.645 * np.sqrt(n_pred)
-            if m.auto_[_auto.SHIFT].value > 0:    # one more label kept would fail the test
-                S2 = F + want * sd * prior
-                nxt = S2[(S2 > 0.5) & ~kept].max()
-                more = S2 >= nxt
-                tp2, n2 = int((more & truth).sum()), int(more.sum())
-                assert 2 * tp2 - n2 < 1.645 * np.sqrt(n2)
+            shift = m.auto_[_auto.SHIFT].value * sd
+            if _auto._right_more_often(S2, Y[val], 0.5):
+                assert shift == 0.0
+            else:
+                cuts = np.unique(S2[S2 > 0.5])                # predict above each cut
+                errors = [int(((S2 > c) != truth).sum()) for c in cuts]
+                # fewest errors; among equals the fewest labels (the highest cut)
+                fewest = min(errors)
+                best = max(c for c, e in zip(cuts, errors) if e == fewest)
+                kept = S2 > best
+                n_pred = int(kept.sum())
+                if n_pred and 2 * int((kept & truth).sum()) - n_pred >= 1.645 * np.sqrt(n_pred):
+                    assert shift == pytest.approx(best - 0.5, abs=1e-12)
+                else:
+                    assert shift == pytest.approx(S2.max() - 0.5, abs=1e-12)
         assert m.auto_[_auto.PRIOR].value == want, noise
 
 
@@ -383,7 +390,7 @@ def test_a_model_worse_than_the_frequencies_becomes_the_constant():
     assert m2.auto_ == {}
 
 
-def test_the_decision_shift_keeps_the_most_confident_labels_that_pass_the_sign_test():
+def test_the_decision_shift_cuts_at_the_fewest_errors_if_that_passes_the_sign_test():
     rng = np.random.default_rng(9)
     n, L = 300, 4
     S = rng.random((n, L))
@@ -392,11 +399,15 @@ def test_the_decision_shift_keeps_the_most_confident_labels_that_pass_the_sign_t
     shift = _auto._decision_shift(S, Y, 0.2)
     assert shift > 0
     assert _auto._right_more_often(S - shift, Y, 0.2)
-    # a slow search: the smallest shift among the distinct scores that passes
-    cuts = np.unique(np.concatenate([[0.2], S[S > 0.2]]))
-    slow = next(c - 0.2 for c in cuts if _auto._right_more_often(S, Y, c))
+    # a slow search: the cut of fewest errors (the highest among equals)
+    cuts = np.unique(S[S > 0.2])
+    errors = [int(((S > c) != truth).sum()) for c in cuts]
+    slow = max(c for c, e in zip(cuts, errors) if e == min(errors)) - 0.2
     assert shift == pytest.approx(slow, abs=0)
     assert _auto._decision_shift(S, sp.csr_matrix((S > 0.2).astype(float)), 0.2) == 0.0
     assert _auto._decision_shift(S, sp.csr_matrix((n, L)), 0.2) == S.max() - 0.2
+    # labels right about half the time: the best cut is not significant, nothing is predicted
+    half = sp.csr_matrix((rng.random((n, L)) < 0.5).astype(float))
+    assert _auto._decision_shift(S, half, 0.2) == S.max() - 0.2
     # a common shift moves no row's ranking
     np.testing.assert_array_equal(np.argsort(S - shift, axis=1), np.argsort(S, axis=1))
