@@ -205,7 +205,7 @@ def summarise(ds: str, frame: pd.DataFrame, methods: list[str], chosen: dict,
         if len(sel):
             picked = json.loads(sel.iloc[0])
             w = picked.get("prior_weight", "-")
-            row["prior"] = "const" if w is None else w     # None: inf, the constant itself
+            row["prior"] = w
             row["shift"] = picked.get("decision_shift", "-")
         tuned = f"{m}-tuned"
         if tuned in values.index:

@@ -39,15 +39,17 @@ import numpy as np
 from mlx.errors import DivergenceError
 from mlx.methods.base import InvalidParameterError
 
-__all__ = ["AUTO", "EDGE_NOTE", "FALLBACK_NOTE", "HOLDOUT_FRACTION", "PRIOR", "PRIOR_WEIGHTS", "AutoChoice",
-           "choose_prior_weight", "fit_holdout", "fit_prior_weight", "is_auto", "log_grid",
-           "log_prior", "validation_score"]
+__all__ = ["AUTO", "CONSTANT", "EDGE_NOTE", "FALLBACK_NOTE", "HOLDOUT_FRACTION", "PRIOR",
+           "PRIOR_WEIGHTS", "SHIFT", "AutoChoice", "choose_prior_weight", "fit_holdout",
+           "fit_prior_weight", "is_auto", "log_grid", "log_prior", "validation_score"]
 
 AUTO = "auto"
 EDGE_NOTE = "at the end of its auto path"
 HOLDOUT_FRACTION = 0.2
 PRIOR = "prior_weight"
 SHIFT = "decision_shift"
+CONSTANT = "constant"
+"""The ``prior_weight`` recorded when the label frequencies alone were chosen (``w = inf``)."""
 PRIOR_WEIGHTS = (0.0, *(2.0 ** j for j in range(-6, 3)), float("inf"))
 """Weights of the log label frequencies added to a multi-label model's scores, in units of the
 standard deviation of its held-out scores: 0 (the model alone), 1/64 .. 4 a factor 2 apart,
@@ -71,9 +73,9 @@ FALLBACK_NOTE = (
     "on a 20% hold-out split of the training rows are no worse than the constant's; unless the "
     "labels it predicts there are right more often than wrong (a one-sided 5% test; the "
     "Hamming loss), it lowers every score to the cut of fewest errors there, or below every "
-    "score when that cut fails the test; results.csv's selected "
-    "column records prior_weight (null: the constant) and decision_shift. A GCV path (cplst, "
-    "bcs) fits one more model on 80% of the rows for it.")
+    "score when that cut fails the test; results.csv's selected column records prior_weight "
+    "('constant': the frequencies alone) and decision_shift. A GCV path (cplst, bcs) fits one "
+    "more model on 80% of the rows for it.")
 """What ``mlx methods NAME`` prints for a method with an ``auto`` scale parameter."""
 
 
@@ -120,7 +122,7 @@ class AutoChoice:
         if self.param == SHIFT:
             return ""
         if self.param == PRIOR:
-            if self.value != float("inf"):
+            if self.value != CONSTANT:
                 return ""
             return ("auto fell back to the constant predictor (the label frequencies): on the "
                     "held-out training rows the fitted model did worse than them on some "
@@ -387,7 +389,8 @@ def choose_prior_weight(method, cand, X, Y, observed, task, split) -> None:
         spread = _spread(method._decision_function(X[val[:SPREAD_ROWS]])) if w or shift else 0.0
         method.prior_offset_ = (1.0, (w * full - shift) * spread)
         record(method, AutoChoice(SHIFT, shift, "holdout", (), ()))
-    record(method, AutoChoice(PRIOR, w, "holdout", PRIOR_WEIGHTS, tuple(scores)))
+    record(method, AutoChoice(PRIOR, CONSTANT if w == float("inf") else w, "holdout",
+                              PRIOR_WEIGHTS, tuple(scores)))
 
 
 def fit_prior_weight(method, param: str, value: float, X, Y, *, observed=None,
