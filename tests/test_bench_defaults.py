@@ -1,0 +1,50 @@
+"""benchmarks/bench_defaults.py: which sets and methods it runs, and how."""
+
+import importlib.util
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_defaults.py"
+SYNTH = ("dataset: {synthetic: {n_samples: 60, n_features: 6, n_labels: 4, rank: 2, seed: 2, "
+         "n_test: 20}}")
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("bench_defaults", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_set_without_an_official_split_gets_one_random_split():
+    bench = _module()
+    assert bench._head("d", "stackex_coffee") == ["name: d", "dataset: stackex_coffee",
+                                                   "split: {test_fraction: 0.3, repetitions: 1}"]
+    assert bench._head("d", "scene") == ["name: d", "dataset: scene"]
+
+
+def test_entries_the_config_check_refuses_are_dropped_and_reported(tmp_path):
+    bench = _module()
+    entries = [bench._entry("constant", "constant"), bench._entry("mom", "mom"),
+               bench._entry("cplst", "cplst", params={"l2_reg": 1.0})]
+    frame, refused = bench._run_accepted("t", ["name: t", SYNTH], entries, 1, tmp_path, [])
+    assert set(frame["label"]) == {"constant", "cplst"}
+    assert list(refused) == ["mom"]
+    assert "mom reads word counts" in refused["mom"]
+    assert len(entries) == 2                       # the refused entry was taken out
+
+
+def test_the_summary_names_each_loss_to_the_constant_and_the_fallback(tmp_path):
+    bench = _module()
+    entries = [bench._entry("constant", "constant"), bench._entry("cplst", "cplst"),
+               bench._entry("mom", "mom")]
+    frame, refused = bench._run_accepted("t", ["name: t", SYNTH], entries, 1, tmp_path, [])
+    rows = {r["method"]: r for r in bench.summarise("synthetic", frame, ["cplst", "mom"], {},
+                                                    refused)}
+    assert rows["mom"]["status"] == "refused"
+    cplst, const = rows["cplst"], rows["constant"]
+    losses = [m for m in ("p@1", "p@3", "p@5", "auc") if cplst[m] < const[m]]
+    losses += ["hamming"] if cplst["hamming"] > const["hamming"] else []
+    assert cplst["loses on"] == ",".join(m for m in ("p@1", "p@3", "p@5", "hamming", "auc")
+                                         if m in losses)
+    assert cplst["prior"] in ("constant",) or cplst["prior"] >= 0
+    assert cplst["shift"] >= 0
