@@ -411,3 +411,12 @@ def test_the_decision_shift_cuts_at_the_fewest_errors_if_that_passes_the_sign_te
     assert _auto._decision_shift(S, half, 0.2) == S.max() - 0.2
     # a common shift moves no row's ranking
     np.testing.assert_array_equal(np.argsort(S - shift, axis=1), np.argsort(S, axis=1))
+
+
+def test_a_multiclass_fit_adds_no_frequencies():
+    X, Y = _data(seed=4, n=200)
+    Y = sp.csr_matrix(np.eye(5)[np.asarray(Y.sum(axis=1)).ravel().astype(int) % 5])
+    for m in (BR(task="multiclass", random_state=0), LSVV(task="multiclass", random_state=0)):
+        m.fit(X, Y)
+        assert _auto.PRIOR not in m.auto_ and _auto.SHIFT not in m.auto_
+        np.testing.assert_array_equal(m.decision_function(X), m._decision_function(X))
