@@ -20,9 +20,9 @@ the model's scores plus ``w * sd * log(label frequency)``, with ``w`` the smalle
 predicted), whose P@k and AUC on the same held-out rows are no worse than the constant's, and,
 when the labels predicted there are not right more often than wrong (Hamming loss), minus the
 common shift that makes the fewest held-out errors: a model which does worse than the label
-frequencies there falls back towards them. Squared-loss models whose penalty
-comes from a GCV path (CPLST, BCS) fit one more model, at the chosen penalty on the same 80% of
-the rows, for this choice (:func:`fit_prior_weight`).
+frequencies there falls back towards them. Squared-loss models whose penalty comes from a GCV
+path (CPLST, BCS, BR's squared loss) fit one more model, at the chosen penalty on the same 80%
+of the rows, for this choice (:func:`fit_prior_weight`).
 
 The method keeps what was chosen in ``auto_`` (``{param: AutoChoice}``); the runner writes
 the values into results.csv's ``selected`` column like a ``select`` choice, and a value at an
@@ -74,8 +74,8 @@ FALLBACK_NOTE = (
     "labels it predicts there are right more often than wrong (a one-sided 5% test; the "
     "Hamming loss), it lowers every score to the cut of fewest errors there, or below every "
     "score when that cut fails the test; results.csv's selected column records prior_weight "
-    "('constant': the frequencies alone) and decision_shift. A GCV path (cplst, bcs) fits one "
-    "more model on 80% of the rows for it.")
+    "('constant': the frequencies alone) and decision_shift. A GCV path (cplst, bcs, br's "
+    "squared loss) fits one more model on 80% of the rows for it.")
 """What ``mlx methods NAME`` prints for a method with an ``auto`` scale parameter."""
 
 

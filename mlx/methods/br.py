@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import scipy.sparse as sp
 
-from mlx.methods._auto import AutoChoice, fit_holdout, is_auto, log_grid, record
+from mlx.methods._auto import AutoChoice, fit_holdout, fit_prior_weight, is_auto, log_grid, record
 from mlx.methods._validation import check_fit_data, check_n_features
 from mlx.methods.base import (
     METHODS,
@@ -426,6 +426,8 @@ class BR(BaseMethod):
         self.untrained_labels_ = np.flatnonzero(~trained)
         self.n_iter_ = n_iter
         self.converged_ = bool(converged)
+        if loss == "squared" and is_auto(self.l2_reg):    # a path that ends at the frequencies
+            fit_prior_weight(self, "l2_reg", self.auto_["l2_reg"].value, X, pos, task=task)
         log.debug("br[%s] fit %d labels (%d untrained) in %.2fs", loss, pos.shape[1],
                   self.untrained_labels_.size, time.perf_counter() - start)
         return self

@@ -278,7 +278,8 @@ def test_on_noise_the_model_falls_back_to_the_constant(make):
 
 def test_a_learnable_model_keeps_its_own_scores():
     X, Y = _data(seed=4, n=300)
-    for m in (LEML(rank=3, random_state=0).fit(X, Y), BR(random_state=0).fit(X, Y)):
+    for m in (LEML(rank=3, random_state=0).fit(X, Y), BR(random_state=0).fit(X, Y),
+              BR(loss="squared").fit(X, Y), CPLST(rank=3).fit(X, Y)):
         assert m.auto_[_auto.PRIOR].value == 0.0
         assert m.auto_[_auto.PRIOR].note() == ""
         np.testing.assert_array_equal(m.decision_function(X), m._decision_function(X))
