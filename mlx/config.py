@@ -35,7 +35,7 @@ __all__ = ["Config", "EvaluationSpec", "MethodSpec", "SelectionSpec", "SplitSpec
 
 TOP_KEYS = ("name", "seed", "dataset", "split", "target", "preprocess", "methods", "sweep",
             "metrics", "evaluation", "selection", "runner", "output", "description", "units")
-METHOD_KEYS = ("name", "label", "params", "grid", "select", "preprocess", "threshold")
+METHOD_KEYS = ("name", "label", "params", "grid", "select", "preprocess", "threshold", "budget")
 SWEEP_KEYS = ("rank_ratio", "rank", "observed_ratio", "labelled_ratio", "repetitions")
 SPLIT_KEYS = ("test_fraction", "stratify", "repetitions", "pool")
 EVAL_KEYS = ("auc_degenerate", "batch_size", "splits", "store_top_k")
@@ -56,7 +56,8 @@ class MethodSpec:
     ``params`` are fixed parameters; ``grid`` maps parameters to lists whose
     cartesian product becomes separate cells; ``select`` maps parameters to
     candidate lists chosen per cell on a validation split of the training data
-    (the special key ``preprocess`` selects among lists of preprocessing steps).
+    (the special key ``preprocess`` selects among lists of preprocessing steps, and
+    ``rank_ratio`` among ranks as fractions k/L of the label count, for methods with a rank).
     """
 
     name: str
@@ -67,6 +68,10 @@ class MethodSpec:
     preprocess: list | None
     threshold: float | None
     index: int
+    budget: float | None = None
+    """``budget``: wall-clock seconds one cell of this entry may take (data, selection, fit and
+    scoring); a cell still running then is stopped and recorded ``over_budget``. None: no
+    limit."""
 
 
 @dataclass(frozen=True)
@@ -205,7 +210,8 @@ class Config:
             "preprocess": self.preprocess,
             "methods": [
                 {"name": m.name, "label": m.label, "params": m.params, "grid": m.grid,
-                 "select": m.select, "preprocess": m.preprocess, "threshold": m.threshold}
+                 "select": m.select, "preprocess": m.preprocess, "threshold": m.threshold,
+                 **({"budget": m.budget} if m.budget is not None else {})}
                 for m in self.methods
             ],
             "sweep": {"rank_ratio": list(self.rank_ratio), "rank_floor": self.rank_floor,
@@ -571,8 +577,11 @@ def _parse_method(node, i: int, source) -> MethodSpec:
     label = node.get("label")
     if label is not None:
         as_str(label, f"{path}.label", source)
+    budget = node.get("budget")
+    if budget is not None:
+        budget = as_float(budget, f"{path}.budget", source, low=0, low_open=True)
     return MethodSpec(name=name, label=label or "", params=params, grid=grid, select=select,
-                      preprocess=mprep, threshold=threshold, index=i)
+                      preprocess=mprep, threshold=threshold, index=i, budget=budget)
 
 
 def _parse_method_params(node: dict, cls, path: str, source) -> dict:
@@ -610,6 +619,13 @@ def _parse_method_axis(node: dict, section: str, cls, params: dict, path: str, s
             for j, v in enumerate(values):
                 parse_steps(v or [], source=source, key_path=f"{path}.select.preprocess[{j}]")
             out[key] = [list(v or []) for v in values]
+            continue
+        if section == "select" and key == "rank_ratio":
+            if not cls.uses_rank:
+                raise ConfigError(source, f"{path}.select.rank_ratio",
+                                  f"{cls.name} has no rank to select; remove it")
+            out[key] = [as_ratio(v, f"{path}.select.rank_ratio[{j}]", source)
+                        for j, v in enumerate(values)]
             continue
         if key in params:
             raise ConfigError(source, f"{path}.{section}.{key}",

@@ -67,15 +67,16 @@ def _preprocess(steps, X_fit, *X_others):
 
 def _make_method(cell, params: dict, n_labels: int, method_seed: int):
     """The method of ``cell`` with the runner's parameters (rank, random_state, and the task
-    object as ``task``)."""
+    object as ``task``); a ``rank_ratio`` in ``params`` (from ``select``) sets the rank."""
     from mlx.methods import METHODS
     from mlx.tasks import get_task
 
     cls = METHODS.get(cell.method)
     params = dict(params)
+    rank_ratio = params.pop("rank_ratio", None)
     rank = None
     if cls.uses_rank:
-        rank = cell.rank_for(n_labels)
+        rank = cell.rank_for(n_labels, rank_ratio)
         params["rank"] = rank
     names = cls._param_names()
     if "random_state" in names:
@@ -465,9 +466,18 @@ def stop_on_signals():
 def _terminate(pool: ProcessPoolExecutor) -> None:
     """Cancel queued cells and stop the workers now (cells in progress are abandoned)."""
     # The executor has no public way to stop running tasks: take its processes first, then
-    # cancel the queue and end them. A worker that ignores SIGTERM gets SIGKILL after 1 s.
+    # cancel the queue and end them.
     processes = list((getattr(pool, "_processes", None) or {}).values())
     pool.shutdown(wait=False, cancel_futures=True)
+    _stop_processes(processes)
+
+
+def _stop_processes(processes, grace: float = 0.0) -> None:
+    """End ``processes``: those still running after ``grace`` seconds get SIGTERM, those
+    that ignore it SIGKILL after 1 s more."""
+    deadline = time.monotonic() + grace
+    for proc in processes:
+        proc.join(max(0.0, deadline - time.monotonic()))
     for proc in processes:
         if proc.is_alive():
             proc.terminate()
@@ -492,12 +502,17 @@ def run_cells(cells, *, jobs: int, on_done, blas_threads: int | None = None,
     :class:`~mlx.errors.Interrupted`) has little to cancel: queued cells are cancelled, the
     workers terminated, and every cell already passed to ``on_done`` stays done.
 
+    Cells with a time budget (``Cell.budget``) always run in worker processes, one cell per
+    worker at a time, whatever ``jobs`` is (:func:`_run_budgeted`): a cell still running when
+    its budget is spent is stopped with its worker and recorded ``over_budget``.
+
     Each cell's sparse kernels run on :func:`cell_threads` threads (the cores shared by the
     cells that run at once: one cell alone on 2 cores gets 2, ``jobs=2`` with two or more
     cells 1 each); the results are the same for any count.
     """
     per_cell = cell_threads(jobs, len(cells))               # each cell's kernel threads
-    if jobs <= 1 or len(cells) <= 1:
+    budgeted = any(cell.budget is not None for cell in cells)
+    if not budgeted and (jobs <= 1 or len(cells) <= 1):
         for cell in cells:
             if on_start is not None:
                 on_start(cell)
@@ -507,6 +522,22 @@ def run_cells(cells, *, jobs: int, on_done, blas_threads: int | None = None,
     saved = {v: os.environ.get(v) for v in BLAS_ENV_VARS}
     for var in BLAS_ENV_VARS:
         os.environ[var] = str(threads)
+    try:
+        if budgeted:
+            _run_budgeted(cells, jobs=jobs, per_cell=per_cell, threads=threads,
+                          on_done=on_done, on_start=on_start)
+        else:
+            _run_pool(cells, jobs=jobs, per_cell=per_cell, threads=threads, on_done=on_done,
+                      on_start=on_start)
+    finally:
+        for var, val in saved.items():
+            if val is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = val
+
+
+def _run_pool(cells, *, jobs, per_cell, threads, on_done, on_start) -> None:
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"),
                                initializer=_init_worker, initargs=(threads, os.getpid()))
     try:
@@ -534,9 +565,104 @@ def run_cells(cells, *, jobs: int, on_done, blas_threads: int | None = None,
         raise
     else:
         pool.shutdown(wait=True)
+
+
+# ----------------------------------------------------------------------------- budgets
+def over_budget_record(cell, elapsed: float) -> dict:
+    """The record of a cell stopped after ``elapsed`` seconds, over its ``cell.budget``."""
+    record = run_cell_record(cell)
+    record.update(status="over_budget", cell_seconds=elapsed, budget_seconds=cell.budget,
+                  message=f"stopped after {elapsed:.2f} s, over the budget of "
+                          f"{cell.budget:g} s per cell (methods[{cell.method_index}].budget)")
+    return record
+
+
+def _serve_cells(conn, threads: int, parent: int) -> None:
+    """A budgeted worker's loop: run each ``(cell, kernel threads)`` received on ``conn``
+    and send its record back, until the parent closes the pipe."""
+    _init_worker(threads, parent)
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            return
+        conn.send(run_cell(*task))
+
+
+class _Worker:
+    """One spawned process of :func:`_run_budgeted`, running one cell at a time."""
+
+    def __init__(self, ctx, threads: int):
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_serve_cells, args=(child, threads, os.getpid()),
+                                daemon=True, name="mlx-cell")
+        self.proc.start()
+        child.close()
+        self.cell, self.started = None, 0.0
+
+    def give(self, cell, per_cell: int) -> None:
+        self.conn.send((cell, per_cell))
+        self.cell, self.started = cell, time.monotonic()
+
+    def deadline(self) -> float | None:
+        if self.cell is None or self.cell.budget is None:
+            return None
+        return self.started + self.cell.budget
+
+    def take(self) -> dict:
+        """The record of the cell this worker ran (an ``error`` record if the process died)."""
+        cell, self.cell = self.cell, None
+        try:
+            return self.conn.recv()
+        except (EOFError, OSError):
+            _stop_processes([self.proc])
+            record = run_cell_record(cell)
+            record.update(status="error", cell_seconds=time.monotonic() - self.started,
+                          message=f"the worker process running the cell ended (exit code "
+                                  f"{self.proc.exitcode}; out of memory?)")
+            return record
+
+
+def _run_budgeted(cells, *, jobs, per_cell, threads, on_done, on_start) -> None:
+    """Run ``cells`` on ``jobs`` spawned workers, each fed one cell at a time; a cell still
+    running ``cell.budget`` seconds after it was handed over is stopped (its worker killed
+    and replaced) and passed to ``on_done`` as :func:`over_budget_record`. Its clock starts
+    when the cell reaches the worker: loading the data, selection, fit and scoring count."""
+    from multiprocessing.connection import wait as wait_ready
+
+    ctx = get_context("spawn")
+    queue = iter(cells)
+    workers = []
+    try:
+        workers += [_Worker(ctx, threads) for _ in range(max(1, min(jobs, len(cells))))]
+        while True:
+            for w in workers:
+                cell = None if w.cell is not None else next(queue, None)
+                if cell is not None:
+                    w.give(cell, per_cell)
+                    if on_start is not None:
+                        on_start(cell)
+            busy = [w for w in workers if w.cell is not None]
+            if not busy:
+                return
+            deadlines = [d for d in (w.deadline() for w in busy) if d is not None]
+            timeout = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
+            ready = wait_ready([w.conn for w in busy], timeout)
+            now = time.monotonic()
+            for w in busy:
+                if w.conn in ready:
+                    cell = w.cell
+                    record = w.take()
+                    if not w.proc.is_alive():
+                        workers[workers.index(w)] = _Worker(ctx, threads)
+                    on_done(cell, record)
+                elif w.deadline() is not None and now >= w.deadline():
+                    cell, elapsed = w.cell, now - w.started
+                    _stop_processes([w.proc])
+                    w.conn.close()
+                    workers[workers.index(w)] = _Worker(ctx, threads)
+                    on_done(cell, over_budget_record(cell, elapsed))
     finally:
-        for var, val in saved.items():
-            if val is None:
-                os.environ.pop(var, None)
-            else:
-                os.environ[var] = val
+        for w in workers:
+            w.conn.close()                  # an idle worker's recv ends: it exits
+        _stop_processes([w.proc for w in workers], grace=5.0)

@@ -107,6 +107,11 @@ def run_experiment(config: Config, *, jobs: int | None = None, force: bool = Fal
               "timeout": scheduler_timeout}
     if backend != "dask" and scheduler is not None:
         raise ConfigError(config.source, None, "--scheduler is only used with --backend dask")
+    budgeted = [m for m in config.methods if m.budget is not None]
+    if backend == "dask" and budgeted:
+        raise ConfigError(config.source, f"methods[{budgeted[0].index}].budget",
+                          "time budgets are enforced by the local backend only; drop the "
+                          "budgets or run with --backend local")
     if backend == "dask":
         from mlx.runner.dask_backend import _import_distributed, check_scheduler_address
 
@@ -169,6 +174,9 @@ def _reusable(store: CellStore, cell, other: set) -> dict | None:
     from mlx.runner.models import model_path
 
     rec = _current(store.get(cell.cell_id()), other)
+    if rec is not None and rec["status"] == "over_budget" and not (
+            cell.budget is not None and cell.budget <= (rec.get("budget_seconds") or 0)):
+        return None                              # its budget was raised or dropped: run again
     if rec is None or rec["status"] != "ok":
         return rec
     if cell.save_model and not model_path(store.dir.parent, cell.cell_id()).is_file():

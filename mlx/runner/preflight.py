@@ -171,8 +171,9 @@ def _check_method_settings(cells, sizes: dict) -> None:
         for cand in candidates:
             cand = {k: v for k, v in cand.items() if k != "preprocess"}
             params = {**fixed, **cand}
+            ratio = params.pop("rank_ratio", None)
             if cls.uses_rank:
-                params["rank"] = cell.rank_for(L) if L else (cell.rank or 1)
+                params["rank"] = cell.rank_for(L, ratio) if L else (cell.rank or 1)
             key = (cell.method, json.dumps(params, sort_keys=True), cell.task,
                    cell.observed_ratio, cell.labelled_ratio, n, d, L)
             if key in seen:
@@ -195,7 +196,9 @@ def _check_method_settings(cells, sizes: dict) -> None:
             except InvalidParameterError as exc:
                 section = "params" if exc.param in fixed or exc.param == "rank" else "select"
                 where = f"methods[{cell.method_index}].{section}.{exc.param}"
-                if exc.param == "rank":
+                if exc.param == "rank" and ratio is not None:
+                    where = f"methods[{cell.method_index}].select.rank_ratio"
+                elif exc.param == "rank":
                     where = "sweep.rank" if cell.rank is not None else "sweep.rank_ratio"
                 elif exc.param == "name":  # the method cannot run at all (a missing package)
                     where = f"methods[{cell.method_index}].name"

@@ -39,15 +39,16 @@ COLUMNS = ["run_id", "cell_id", "experiment", "dataset", "task", "method", "labe
            "repetition", "seed", "split", "metric", "candidate", "value", "n_eval", "status",
            "message", "converged", "n_iter", "split_fingerprint", "mask_fingerprint",
            "validation_fingerprint", "data_sha256", "fit_seconds", "predict_seconds",
-           "cell_seconds", "peak_rss_mb"]
+           "cell_seconds", "peak_rss_mb", "budget_seconds"]
 VALIDATION = "validation"   # the split name of the selection candidates' rows
 TIMING_COLUMNS = ("run_id", "fit_seconds", "predict_seconds", "cell_seconds", "peak_rss_mb")
 
 
 class CellStore:
-    """Finished cells under ``<output>/cells``; ok, skipped and diverged cells are reused."""
+    """Finished cells under ``<output>/cells``; ok, skipped and diverged cells are reused, and
+    cells stopped over their time budget while the budget is not raised."""
 
-    REUSABLE = ("ok", "skipped", "diverged")
+    REUSABLE = ("ok", "skipped", "diverged", "over_budget")
 
     def __init__(self, output: str | os.PathLike):
         self.dir = Path(output) / "cells"
@@ -117,6 +118,7 @@ def records_to_frame(cells, records: dict, run_id: str) -> pd.DataFrame:
             "fit_seconds": rec.get("fit_seconds"), "predict_seconds": rec.get("predict_seconds"),
             "cell_seconds": rec.get("cell_seconds"),
             "peak_rss_mb": rec.get("peak_rss_mb"), "candidate": "",
+            "budget_seconds": cell.budget,
         }
         results = rec.get("results") or {}
         if not results:

@@ -120,12 +120,14 @@ class Cell:
     method_index: int = 0         # the method's position in the config (for messages)
     rank_floor: int = 0           # rank >= min(n_labels, rank_floor) (the default sweep)
     save_model: bool = False      # keep the fitted model (mlx run --save-models; not in the id)
+    budget: float | None = None   # wall-clock seconds before the cell is stopped (not in the id)
 
-    def rank_for(self, n_labels: int) -> int:
-        """The rank this cell fits with ``n_labels`` labels (methods with a rank only)."""
-        if self.rank is not None:
+    def rank_for(self, n_labels: int, rank_ratio: float | None = None) -> int:
+        """The rank this cell fits with ``n_labels`` labels (methods with a rank only);
+        ``rank_ratio`` (a ``select`` candidate) replaces the cell's rank or k/L."""
+        if self.rank is not None and rank_ratio is None:
             return self.rank
-        rank = max(1, int(round(self.rank_ratio * n_labels)))
+        rank = max(1, int(round((rank_ratio or self.rank_ratio) * n_labels)))
         return max(rank, min(n_labels, self.rank_floor))
 
     def steps(self) -> list:
@@ -250,5 +252,5 @@ def expand(config: Config) -> list[Cell]:
                     selection=config.selection, order=len(cells), task=config.task,
                     split=config.split, target=config.target, rank=rank,
                     labelled_ratio=labelled, method_index=spec.index,
-                    rank_floor=config.rank_floor))
+                    rank_floor=config.rank_floor, budget=spec.budget))
     return cells
