@@ -36,9 +36,11 @@ RANK_METRIC = "p@1"
 
 
 def load(results_dir: Path):
-    """{dataset: {label: {"metrics": {m: [values]}, "fit": {cell: s}, "status": {...}}}}."""
+    """{dataset: {label: {"metrics": {m: [values]}, "fit": {cell: s}, "cell": {cell: s},
+    "over": {cell: (repetition, elapsed s, budget s)}, "status": {...}}}}, the manifests by
+    set, and {label: {budget per cell in seconds, or None}} from the configs."""
     data: dict = {}
-    manifests = {}
+    manifests, budgets = {}, {}
     for csv_path in sorted(results_dir.glob("*/results.csv")):
         manifest = csv_path.parent / "manifest.json"
         if manifest.is_file():
@@ -51,6 +53,12 @@ def load(results_dir: Path):
                     "metrics": defaultdict(list), "fit": {}, "status": {}, "method":
                     row["method"]})
                 entry["status"][row["cell_id"]] = (row["status"], row["message"])
+                if row.get("cell_seconds"):
+                    entry.setdefault("cell", {})[row["cell_id"]] = float(row["cell_seconds"])
+                if row["status"] == "over_budget":
+                    entry.setdefault("over", {})[row["cell_id"]] = (
+                        row.get("repetition", ""), float(row.get("cell_seconds") or "nan"),
+                        float(row.get("budget_seconds") or "nan"))
                 if row["status"] != "ok":
                     continue
                 if row["fit_seconds"]:
@@ -64,11 +72,12 @@ def load(results_dir: Path):
         name = config["dataset"] if isinstance(config["dataset"], str) else resolved.parent.name
         for m in config["methods"]:
             label = m.get("label") or m["name"]
+            budgets.setdefault(label, set()).add(m.get("budget"))
             if label not in data.setdefault(name, {}):
                 data[name][label] = {"metrics": {}, "fit": {}, "method": m["name"], "status": {
                     "-": ("no result", "not run yet, or every cell failed (see the run's "
                                        "output)")}}
-    return data, manifests
+    return data, manifests, budgets
 
 
 def _fmt(values, digits=4) -> str:
@@ -110,12 +119,102 @@ def _scatter(points, path: Path) -> None:
     plt.close(fig)
 
 
+def _seconds(values) -> str:
+    return f"{sum(values):.1f}" if values else "—"
+
+
+def _budget_section(data, datasets, labels, budgets) -> list[str]:
+    """Each method's budget per cell, its cells by outcome and its total times; then every
+    cell stopped over its budget, by method and set."""
+    lines = ["## Time budgets and total time per method", "",
+             "Each cell (one split of one set: selection, final fit and scoring) runs under its "
+             "method's budget (`budget` in the configs); a cell still running when it is spent "
+             "is stopped and recorded `over_budget`, never dropped. Total fit s sums the final "
+             "fits; total cell s every cell's wall time, selection and stopped cells included.",
+             "", "| method | budget per cell (s) | cells ok | over budget | other | total fit s "
+             "| total cell s |", "|---|---:|---:|---:|---:|---:|---:|"]
+    over = []
+    for lab in labels:
+        entries = [data[d][lab] for d in datasets if lab in data[d]]
+        statuses = [st for e in entries for st, _ in e["status"].values()]
+        shown = sorted(b for b in budgets.get(lab, ()) if b is not None)
+        budget = "/".join(f"{b:g}" for b in shown) if shown else "none"
+        n_ok, n_over = statuses.count("ok"), statuses.count("over_budget")
+        lines.append(f"| {lab} | {budget} | {n_ok} | {n_over} | {len(statuses) - n_ok - n_over}"
+                     f" | {_seconds([v for e in entries for v in e['fit'].values()])}"
+                     f" | {_seconds([v for e in entries for v in e.get('cell', {}).values()])} |")
+        for d in datasets:
+            for rep, elapsed, limit in sorted(data[d].get(lab, {}).get("over", {}).values()):
+                over.append(f"| {lab} | {d} | {rep} | {elapsed:.1f} | {limit:g} |")
+    lines.append("")
+    if over:
+        lines += ["Cells stopped over their budget:", "",
+                  "| method | data set | split | stopped after s | budget s |",
+                  "|---|---|---:|---:|---:|", *over, ""]
+    else:
+        lines += ["No cell went over its budget.", ""]
+    return lines
+
+
+def _run_times(manifests) -> list[str]:
+    """Wall time of each set's last `mlx run` (its manifest's start and finish)."""
+    from datetime import datetime
+
+    spans = {}
+    for name, m in sorted(manifests.items()):
+        try:
+            start, end = (datetime.strptime(m[k], "%Y-%m-%dT%H:%M:%SZ")
+                          for k in ("started", "finished"))
+        except (KeyError, TypeError, ValueError):
+            continue
+        spans[name] = ((end - start).total_seconds(), m.get("jobs"), m.get("n_reused", 0))
+    if not spans:
+        return []
+    parts = [f"{name} {sec / 60:.1f}" + (f" ({reused} cells reused)" if reused else "")
+             for name, (sec, _, reused) in spans.items()]
+    jobs = sorted({str(j) for _, j, _ in spans.values()})
+    total = sum(sec for sec, _, _ in spans.values())
+    return [f"Wall time of each set's last run, in minutes (`-j {'/'.join(jobs)}`): "
+            f"{'; '.join(parts)}; total {total / 60:.1f} minutes.", ""]
+
+
+TREES = ("PLT", "Omikuji")
+
+
+def _leml_vs_trees(data, datasets, leml="LEML-SQ") -> list[str]:
+    """LEML-SQ's P@1 beside the best tree method's on each set, and their fit times."""
+    rows, near, near_fast, n = [], 0, 0, 0
+    for d in datasets:
+        e = data[d].get(leml, {})
+        trees = [(np.mean(data[d][t]["metrics"][RANK_METRIC]), t) for t in TREES
+                 if data[d].get(t, {}).get("metrics", {}).get(RANK_METRIC)]
+        if not e.get("metrics", {}).get(RANK_METRIC) or not trees:
+            continue
+        best, tree = max(trees)
+        p1 = float(np.mean(e["metrics"][RANK_METRIC]))
+        fit_l = np.mean(list(e["fit"].values()))
+        fit_t = np.mean(list(data[d][tree]["fit"].values()))
+        diff = 100 * (p1 - best)
+        n += 1
+        near += diff >= -1
+        near_fast += diff >= -1 and fit_l <= fit_t
+        rows.append(f"| {d} | {p1:.4f} | {tree} {best:.4f} | {diff:+.2f} | {fit_l:.1f} | "
+                    f"{fit_t:.1f} |")
+    if not rows:
+        return []
+    return ["## LEML-SQ beside the best tree method (P@1)", "",
+            f"Within 1 point of the best tree's P@1 on {near} of {n} sets; within 1 point and "
+            f"no slower to fit on {near_fast} of {n}.", "",
+            "| data set | LEML-SQ | best tree | difference (points) | LEML-SQ fit s | tree fit s |",
+            "|---|---:|---:|---:|---:|---:|", *rows, ""]
+
+
 def _rel(path: Path, out: Path) -> str:
     return os.path.relpath(path, out.parent)
 
 
 def render(results_dir: Path, out: Path, figures: Path) -> str:
-    data, manifests = load(results_dir)
+    data, manifests, budgets = load(results_dir)
     if not data:
         raise SystemExit(f"no results under {results_dir}/*/results.csv; run "
                          "`make benchmark-multilabel` first")
@@ -173,6 +272,9 @@ def render(results_dir: Path, out: Path, figures: Path) -> str:
                   f"![CD diagram]({_rel(cd_path, out)})", "",
                   f"![fit time vs P@1]({_rel(scatter_path, out)})",
                   ""]
+    lines += _budget_section(data, datasets, labels, budgets)
+    lines += _run_times(manifests)
+    lines += _leml_vs_trees(data, datasets)
     missing = sorted(p.stem for p in Path("configs/benchmark").glob("*.yaml")
                      if not (results_dir / p.stem / "results.csv").is_file())
     if missing:

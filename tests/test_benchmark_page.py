@@ -64,3 +64,64 @@ def test_page_ranks_complete_methods_and_lists_the_missing(tmp_path):
     assert "* D: no result: not run yet, or every cell failed (see the run's output)" in text
     assert "![CD diagram](figures/benchmark-cd-p1.svg)" in text
     assert (tmp_path / "docs" / "figures" / "benchmark-time-p1.svg").is_file()
+
+
+def _write_budgeted(root: Path) -> None:
+    """Two sets: LEML-SQ over its budget on one split of s2, trees and LEML-SQ otherwise ok."""
+    cols = COLUMNS + ["repetition", "cell_seconds", "budget_seconds"]
+    for dataset, rows in {
+        "s1": [("LEML-SQ", 0, "ok", 0.600, 3.0), ("PLT", 0, "ok", 0.605, 5.0),
+               ("Omikuji", 0, "ok", 0.590, 1.0)],
+        "s2": [("LEML-SQ", 0, "ok", 0.500, 9.0), ("LEML-SQ", 1, "over_budget", None, None),
+               ("PLT", 0, "ok", 0.400, 2.0), ("PLT", 1, "ok", 0.400, 2.0),
+               ("Omikuji", 0, "ok", 0.560, 4.0), ("Omikuji", 1, "ok", 0.540, 4.0)],
+    }.items():
+        d = root / dataset
+        d.mkdir(parents=True)
+        with open(d / "results.csv", "w", newline="") as fh:
+            w = csv.DictWriter(fh, cols)
+            w.writeheader()
+            for label, rep, status, p1, fit in rows:
+                budget = 30 if label == "LEML-SQ" else ""
+                base = {"run_id": "r", "cell_id": f"{label}-{rep}", "dataset": dataset,
+                        "method": label.lower(), "label": label, "candidate": "",
+                        "status": status, "repetition": rep, "budget_seconds": budget,
+                        "cell_seconds": 31.5 if status == "over_budget" else 2 * fit}
+                if status == "over_budget":
+                    w.writerow({**base, "metric": "", "value": "", "fit_seconds": "",
+                                "message": "stopped after 31.50 s, over the budget of 30 s "
+                                           "per cell (methods[0].budget)"})
+                    continue
+                w.writerow({**base, "metric": "p@1", "value": p1, "message": "",
+                            "fit_seconds": fit})
+        config = {"dataset": dataset, "methods": [
+            {"name": "leml", "label": "LEML-SQ", "budget": 30.0},
+            {"name": "plt", "label": "PLT"}, {"name": "omikuji", "label": "Omikuji"}]}
+        (d / "config.resolved.yaml").write_text(yaml.safe_dump(config))
+
+
+def test_page_states_budgets_lists_over_budget_cells_and_compares_leml_with_trees(tmp_path):
+    res = tmp_path / "results"
+    _write_budgeted(res)
+    out = tmp_path / "BENCHMARK.md"
+    text = _module().render(res, out, tmp_path / "figures")
+    # budgets, outcomes and totals per method (cell s: 2 x fit, over-budget cell 31.5 s)
+    assert "| LEML-SQ | 30 | 2 | 1 | 0 | 12.0 | 55.5 |" in text
+    assert "| PLT | none | 3 | 0 | 0 | 9.0 | 18.0 |" in text
+    assert ("| method | data set | split | stopped after s | budget s |\n"
+            "|---|---|---:|---:|---:|\n| LEML-SQ | s2 | 1 | 31.5 | 30 |\n") in text
+    # s1: PLT best (0.605), LEML 0.5 points below and faster (3 s vs 5 s); s2: Omikuji best
+    # (0.55), LEML's one finished split 5 points below
+    assert "| s1 | 0.6000 | PLT 0.6050 | -0.50 | 3.0 | 5.0 |" in text
+    assert "| s2 | 0.5000 | Omikuji 0.5500 | -5.00 | 9.0 | 4.0 |" in text
+    assert ("Within 1 point of the best tree's P@1 on 1 of 2 sets; within 1 point and no "
+            "slower to fit on 1 of 2.") in text
+    assert "* LEML-SQ: over_budget: stopped after 31.50 s, over the budget of 30 s" in text
+
+
+def test_page_without_over_budget_cells_says_so(tmp_path):
+    res = tmp_path / "results"
+    _write(res, "s1", {"A": [0.5], "B": [0.4]}, labels=("A", "B"))
+    text = _module().render(res, tmp_path / "B.md", tmp_path / "figures")
+    assert "No cell went over its budget." in text
+    assert "| A | none | 1 | 0 | 0 | 2.0 | — |" in text
