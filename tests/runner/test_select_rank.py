@@ -14,8 +14,7 @@ from mlx.runner.experiment import run_experiment
 CONFIG = """
 name: selrank
 seed: 3
-dataset:
-  synthetic: {n_samples: 300, n_features: 20, n_labels: 10, rank: 4, seed: 4}
+dataset: {synthetic: {n_samples: 300, n_features: 20, n_labels: 10, rank: 4, seed: 4}}
 methods:
   - name: leml
     params: {loss: squared}
