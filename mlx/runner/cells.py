@@ -511,7 +511,7 @@ def run_cells(cells, *, jobs: int, on_done, blas_threads: int | None = None,
     cells 1 each); the results are the same for any count.
     """
     per_cell = cell_threads(jobs, len(cells))               # each cell's kernel threads
-    budgeted = any(cell.budget is not None for cell in cells)
+    budgeted = any(getattr(cell, "budget", None) is not None for cell in cells)
     if not budgeted and (jobs <= 1 or len(cells) <= 1):
         for cell in cells:
             if on_start is not None:
