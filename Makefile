@@ -82,8 +82,9 @@ clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info mutants
 
 # Every multi-label method on every multi-label set here (configs/benchmark/*.yaml), then the
-# tables, average ranks, Friedman test and CD diagram in docs/BENCHMARK.md. A cell that fails
-# is recorded in its results.csv and listed on the page; the other configs still run.
+# tables, average ranks, Friedman test and CD diagram in docs/BENCHMARK.md. A cell that fails,
+# or is stopped over its method's time budget (`budget` in the configs), is recorded in its
+# results.csv and listed on the page; the other cells and configs still run.
 BENCH_JOBS ?= 2
 benchmark-multilabel: $(STAMP)
 	@for c in configs/benchmark/*.yaml; do \

@@ -209,6 +209,17 @@ def _leml_vs_trees(data, datasets, leml="LEML-SQ") -> list[str]:
             "|---|---:|---:|---:|---:|---:|", *rows, ""]
 
 
+def _cd_pairs(labels, ranks, cd) -> str:
+    """The pairs of methods whose average ranks differ by more than the critical difference."""
+    pairs = [(ranks[j] - ranks[i], labels[i], labels[j])
+             for i in range(len(labels)) for j in range(len(labels))
+             if ranks[j] - ranks[i] > cd]
+    if not pairs:
+        return "No two methods' average ranks differ by more than CD."
+    return "Average ranks further apart than CD (better first): " + "; ".join(
+        f"{a} over {b} ({d:.2f})" for d, a, b in sorted(pairs, reverse=True)) + "."
+
+
 def _rel(path: Path, out: Path) -> str:
     return os.path.relpath(path, out.parent)
 
@@ -273,7 +284,7 @@ def render(results_dir: Path, out: Path, figures: Path) -> str:
         lines += ["", f"Friedman chi2_F = {fr.chi2:.2f} (k - 1 = {fr.n_methods - 1} df, "
                       f"p = {fr.chi2_p:.3g}); Iman-Davenport F_F = {f_text}. Nemenyi critical "
                       f"difference at alpha = 0.05: CD = {cd:.2f} (k = {fr.n_methods}, "
-                      f"N = {fr.n_datasets}).", "",
+                      f"N = {fr.n_datasets}).", "", _cd_pairs(complete, ranks, cd), "",
                   f"![CD diagram]({_rel(cd_path, out)})", "",
                   f"![fit time vs P@1]({_rel(scatter_path, out)})",
                   ""]

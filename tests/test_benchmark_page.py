@@ -60,6 +60,7 @@ def test_page_ranks_complete_methods_and_lists_the_missing(tmp_path):
     assert "Ranked: A, B, C on 3 data sets; not ranked (no P@1 on every set): D." in text
     assert f"| A | {ranks[0]:.2f} | {scores[:, 0].mean():.4f} | 8.0 |" in text
     assert f"CD = {critical_difference(3, 3):.2f} (k = 3, N = 3)" in text
+    assert "No two methods' average ranks differ by more than CD." in text   # CD 1.91, ranks 1-3
     assert "| A | 2 | 0.6000 | — | — | — | 0.5000 | — | 2.0 |" in text
     assert "* D: no result: not run yet, or every cell failed (see the run's output)" in text
     assert "![CD diagram](figures/benchmark-cd-p1.svg)" in text
@@ -125,3 +126,12 @@ def test_page_without_over_budget_cells_says_so(tmp_path):
     text = _module().render(res, tmp_path / "B.md", tmp_path / "figures")
     assert "No cell went over its budget." in text
     assert "| A | none | 1 | 0 | 0 | 2.0 | — |" in text
+
+
+def test_page_names_the_pairs_further_apart_than_cd(tmp_path):
+    res = tmp_path / "results"
+    for i in range(8):        # A best, C worst on every set: ranks 1, 2, 3; CD(3, 8) = 1.17
+        _write(res, f"s{i}", {"A": [0.9], "B": [0.5 + 0.01 * i], "C": [0.1]})
+    text = _module().render(res, tmp_path / "B.md", tmp_path / "figures")
+    assert f"CD = {critical_difference(3, 8):.2f} (k = 3, N = 8)" in text
+    assert "Average ranks further apart than CD (better first): A over C (2.00)." in text
