@@ -296,6 +296,9 @@ def render(results_dir: Path, out: Path, figures: Path) -> str:
     if missing:
         lines += [f"Not in these tables (no results.csv under {results_dir}/: not run, or "
                   f"interrupted before the run wrote it): {', '.join(missing)}.", ""]
+        lines[4:4] = [f"> **Partial.** {len(missing)} of the benchmark's data sets have no "
+                      f"results here ({', '.join(missing)}): the ranks and totals below cover "
+                      f"the {len(datasets)} that do.", ""]
     lines += ["## Per data set", ""]
     for d in datasets:
         lines += _dataset_table(d, data[d])

@@ -135,3 +135,20 @@ def test_page_names_the_pairs_further_apart_than_cd(tmp_path):
     text = _module().render(res, tmp_path / "B.md", tmp_path / "figures")
     assert f"CD = {critical_difference(3, 8):.2f} (k = 3, N = 8)" in text
     assert "Average ranks further apart than CD (better first): A over C (2.00)." in text
+
+
+def test_page_of_a_partial_run_says_so_at_the_top(tmp_path, monkeypatch):
+    res = tmp_path / "results"
+    _write(res, "s1", {"A": [0.5], "B": [0.4]}, labels=("A", "B"))
+    (tmp_path / "configs" / "benchmark").mkdir(parents=True)
+    for name in ("s1", "s2", "s3"):
+        (tmp_path / "configs" / "benchmark" / f"{name}.yaml").write_text("")
+    monkeypatch.chdir(tmp_path)
+    text = _module().render(res, tmp_path / "B.md", tmp_path / "figures")
+    lines = text.splitlines()
+    assert lines[4] == ("> **Partial.** 2 of the benchmark's data sets have no results here "
+                        "(s2, s3): the ranks and totals below cover the 1 that do.")
+    assert "interrupted before the run wrote it): s2, s3." in text
+    (tmp_path / "configs" / "benchmark" / "s2.yaml").unlink()
+    (tmp_path / "configs" / "benchmark" / "s3.yaml").unlink()
+    assert "Partial" not in _module().render(res, tmp_path / "B.md", tmp_path / "figures")
