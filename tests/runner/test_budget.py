@@ -130,3 +130,25 @@ def test_budgets_need_the_local_backend(tmp_path):
                               "the local backend only; drop the budgets or run with --backend "
                               "local")
     assert not (tmp_path / "o").exists()
+
+
+def test_a_worker_that_dies_gives_its_cell_an_error_record(tmp_path):
+    from multiprocessing import get_context
+
+    from mlx.runner.cells import _stop_processes, _Worker
+    from mlx.runner.sweep import expand
+
+    cell = expand(load_config(write(tmp_path, "10")))[-1]
+    worker = _Worker(get_context("spawn"), 1)
+    try:
+        worker.cell, worker.started = cell, 0.0
+        worker.proc.kill()
+        worker.proc.join(10)
+        record = worker.take()
+    finally:
+        worker.conn.close()
+        _stop_processes([worker.proc])
+    assert record["status"] == "error" and record["cell_id"] == cell.cell_id()
+    assert record["message"] == ("the worker process running the cell ended (exit code -9; "
+                                 "out of memory?)")
+    assert worker.cell is None
