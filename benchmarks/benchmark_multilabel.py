@@ -250,7 +250,9 @@ def render(results_dir: Path, out: Path, figures: Path) -> str:
               "and k/L (0.2 or 0.5, also 1 on the sets with at most 30 labels; up to 30 outer "
               "iterations), chosen per "
               "split on a validation part (20%) of its training rows by P@1, never on the test "
-              "rows; the other methods with a rank use k/L = 0.2.", ""]
+              "rows; the other methods with a rank use k/L = 0.2. The linear methods (BR-SQ, "
+              "LEML-SQ, CPLST, BCS, WSABIE, LSVV) get a bias column; the trees and MoM the "
+              "raw features.", ""]
     lines += ["Test metrics are means over the splits (the official split, or the 5 seeded "
               "random 80/20 splits of a set without one); fit s is the mean fit time of a "
               "split's final model (selection not included). — marks a metric the method "
