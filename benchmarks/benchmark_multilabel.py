@@ -224,7 +224,7 @@ def _rel(path: Path, out: Path) -> str:
     return os.path.relpath(path, out.parent)
 
 
-def render(results_dir: Path, out: Path, figures: Path) -> str:
+def render(results_dir: Path, out: Path, figures: Path, note: str = "") -> str:
     data, manifests, budgets = load(results_dir)
     if not data:
         raise SystemExit(f"no results under {results_dir}/*/results.csv; run "
@@ -302,6 +302,8 @@ def render(results_dir: Path, out: Path, figures: Path) -> str:
         lines[4:4] = [f"> **Partial.** {len(missing)} of the benchmark's data sets have no "
                       f"results here ({', '.join(missing)}): the ranks and totals below cover "
                       f"the {len(datasets)} that do.", ""]
+    if note:                                     # how the run went (machine load, ...)
+        lines[4:4] = [f"> **Note.** {note}", ""]
     lines += ["## Per data set", ""]
     for d in datasets:
         lines += _dataset_table(d, data[d])
@@ -315,8 +317,9 @@ def main(argv=None) -> int:
     ap.add_argument("--results", type=Path, default=Path("results/benchmark"))
     ap.add_argument("--out", type=Path, default=Path("docs/BENCHMARK.md"))
     ap.add_argument("--figures", type=Path, default=Path("docs/figures"))
+    ap.add_argument("--note", default="", help="a note on the run, shown at the top")
     args = ap.parse_args(argv)
-    render(args.results, args.out, args.figures)
+    render(args.results, args.out, args.figures, note=args.note)
     print(f"wrote {args.out}")
     return 0
 

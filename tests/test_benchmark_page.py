@@ -123,7 +123,8 @@ def test_page_states_budgets_lists_over_budget_cells_and_compares_leml_with_tree
 def test_page_without_over_budget_cells_says_so(tmp_path):
     res = tmp_path / "results"
     _write(res, "s1", {"A": [0.5], "B": [0.4]}, labels=("A", "B"))
-    text = _module().render(res, tmp_path / "B.md", tmp_path / "figures")
+    text = _module().render(res, tmp_path / "B.md", tmp_path / "figures", note="Busy machine.")
+    assert text.splitlines()[4] == "> **Note.** Busy machine."
     assert "No cell went over its budget." in text
     assert "| A | none | 1 | 0 | 0 | 2.0 | — |" in text
 
