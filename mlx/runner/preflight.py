@@ -103,7 +103,8 @@ def _check_count_features(config, cells, data: dict) -> None:
         chains = [cell.steps()]
         chains += select.get("preprocess", [])
         for cand in [dict(zip(select, v)) for v in _product(select)] or [{}]:
-            params = {**fixed, **{k: v for k, v in cand.items() if k != "preprocess"}}
+            params = {**fixed, **{k: v for k, v in cand.items()
+                                  if k not in ("preprocess", "rank_ratio")}}
             if not getattr(table(**params), "needs_counts", False):
                 continue
             from mlx.methods.mom import non_count_value
