@@ -61,6 +61,20 @@ SOME = "(methods in the paper: BCS, BR, CPLST, LEML, WSABIE)"
     (dict(series=[{"name": "x", "paper": {"method": "LEML"},
                    "ours": {"method": "leml", "params": [1]}}]),
      "series[0].ours.params: must be a mapping"),
+    (dict(series=[{"name": "x", "paer": {}}]),
+     "unknown key 'series[0].paer'. Did you mean 'series[0].paper'? Valid keys under "
+     "'series[0]': name, ours, paper"),
+    (dict(series=[{"name": "x", "paper": {"method": "LEML", "los": "SQ"}}]),
+     "unknown key 'series[0].paper.los'. Did you mean 'series[0].paper.loss'? Valid keys under "
+     "'series[0].paper': loss, method"),
+    (dict(series=[{"name": "x", "paper": {"method": "LEML"}, "ours": {"lable": "a"}}]),
+     "unknown key 'series[0].ours.lable'. Did you mean 'series[0].ours.label'? Valid keys under "
+     "'series[0].ours': label, method, params"),
+    (dict(series=["LEML-SQ", {"name": "c", "paper": "none", "ours": {"lable": "a"}}]),
+     "unknown key 'series[1].ours.lable'. Did you mean 'series[1].ours.label'? Valid keys under "
+     "'series[1].ours': label, method, params"),
+    (dict(tables=[[6]]), "tables[0]: must be a string. Got [6] instead."),
+    (dict(tables=[]), "tables: must be a non-empty list"),
     (dict(metrics={}),
      "metrics: must be a non-empty mapping of metric -> options (or a list of metric names)"),
     (dict(metrics="p@1"),
@@ -149,6 +163,8 @@ def test_a_spec_holds_every_key_as_given_with_names_and_values_as_text():
         "series": ["LEML-SQ", {"name": "BR-LR", "ours": {"method": "br",
                                                      "params": {"loss": "logistic"}}},
                    {"name": "const", "paper": "none"}, {"name": "w", "paper": {"method": "WSABIE"}},
+                   {"name": "zero", "paper": "none",
+                    "ours": {"method": "constant", "params": {"strategy": "zero"}}},
                    {"name": "lr", "paper": {"method": "LEML", "loss": "LR"},
                     "ours": {"label": "LEML-LR"}}],
         "metrics": {"p@1": {}, "hamming": {"unit": "%"}},
@@ -167,6 +183,7 @@ def test_a_spec_holds_every_key_as_given_with_names_and_values_as_text():
         ("BR-LR", {"method": "BR", "loss": "LR"}, {"method": "br", "params": {"loss": "logistic"}}),
         ("const", {}, {"label": "const"}),
         ("w", {"method": "WSABIE"}, {"label": "w"}),
+        ("zero", {}, {"method": "constant", "params": {"strategy": "zero"}}),
         ("lr", {"method": "LEML", "loss": "LR"}, {"label": "LEML-LR"})]
     assert s.axes == {"dataset": ("bibtex",), "k_over_L": (0.2, 1.0), "observed": (1.0,),
                       "k": (1.0, 3.0)}
@@ -347,6 +364,11 @@ def test_a_spec_file_is_named_by_its_stem_and_takes_overrides(tmp_path):
     assert load_spec(path, require_configs=False).configs == ("nope.yaml",)
     with pytest.raises(ConfigError):
         load_spec(path)
+    path.write_text("paper: leml\nseries: [LEML-SQ]\nmetrics: [p@1]\n")
+    with pytest.raises(ConfigError) as exc:
+        load_spec(path, overrides=["metrics.p@1.tolerance=2"])
+    assert str(exc.value) == (f"{path}: metrics: is of type list, not a mapping; override "
+                              "'metrics.p@1.tolerance=2' cannot set 'p@1' in it")
 
 
 def test_an_empty_spec_file_says_what_a_spec_needs(tmp_path):
@@ -371,7 +393,7 @@ def test_check_lists_everything_missing_once_with_how_to_get_it(tmp_path, monkey
     s = parse_spec({**BASE, "configs": ["absent.yaml", "new.yaml", "reg.yaml", "own.yaml",
                                         "syn.yaml", "reg.yaml"],
                     "needs": {"methods": ["br", "notyet"],
-                              "datasets": ["bibtex", "nosuch", "bibtex"],
+                              "datasets": ["nosuch", "bibtex", "bibtex"],
                               "note": "  needs the\n   authors' code  "}},
                    source="s.yaml", require_configs=False)
     bib = "bibtex/bibtex-train.arff.gz, bibtex/bibtex-test.arff.gz"
@@ -383,10 +405,10 @@ def test_check_lists_everything_missing_once_with_how_to_get_it(tmp_path, monkey
         "own.yaml: data for 'tr' not found: tr.svm, te.svm (put those files under ./datasets or "
         "a directory on MLX_DATA_PATH; own.yaml says where they come from)",
         "method 'notyet' is not implemented yet (mlx/methods/notyet.py)",
-        f"dataset 'bibtex': files not found: {bib} (run 'mlx datasets fetch bibtex' or put the "
-        "files on MLX_DATA_PATH)",
         "dataset 'nosuch' is not in the dataset registry (mlx/data/registry.yaml); its files are "
         "not available here",
+        f"dataset 'bibtex': files not found: {bib} (run 'mlx datasets fetch bibtex' or put the "
+        "files on MLX_DATA_PATH)",
         "note: needs the authors' code"]
 
 
