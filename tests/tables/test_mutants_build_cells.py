@@ -1,0 +1,145 @@
+"""Paper tables: reading results, cell texts and fixed datasets (found by mutation testing)."""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from mlx.errors import ConfigError
+from mlx.runner.results import COLUMNS
+from mlx.tables.build import (
+    Source,
+    TableCell,
+    build_table,
+    config_output,
+    ours_frame,
+    params_dict,
+    read_sources,
+)
+from mlx.tables.spec import metric_style, parse_spec
+
+P1 = metric_style("p@1")
+
+
+@pytest.mark.parametrize("ours, std, n_rep, pub, state, markdown, latex", [
+    (60.0, 1.5, 3, 58.33, "within", "60.00 (1.50) / 58.33 (+1.67)",
+     r"60.00 (1.50) / 58.33 {\scriptsize (+1.67)}"),
+    (60.0, 1.5, 3, 58.33, "better", "60.00 (1.50) / 58.33 (+1.67) ▲",
+     r"60.00 (1.50) / 58.33 {\scriptsize (+1.67)} $\blacktriangle$"),
+    (56.0, None, 3, 58.33, "worse", "56.00 / 58.33 (-2.33) ▼",
+     r"56.00 / 58.33 {\scriptsize (-2.33)} $\blacktriangledown$"),
+    (60.0, 1.5, 1, 58.33, "compared", "60.00 / 58.33 (+1.67)",
+     r"60.00 / 58.33 {\scriptsize (+1.67)}"),
+    (60.0, None, 1, None, "n/p", "60.00 / n/p", "60.00 / n/p"),
+    (None, None, 0, 58.33, "not run", "— / 58.33", "-- / 58.33"),
+    (None, None, 0, None, "empty", "— / n/p", "-- / n/p"),
+    (None, None, 0, 58.33, "failed/skipped", "failed/skipped / 58.33", "failed/skipped / 58.33"),
+])
+def test_a_cell_prints_ours_published_difference_and_mark(ours, std, n_rep, pub, state,
+                                                          markdown, latex):
+    cell = TableCell({}, P1, ours, std, n_rep, pub, None, "6", state)
+    assert cell.text() == markdown
+    assert cell.text(latex=True) == latex
+    assert cell.diff == (None if ours is None or pub is None else ours - pub)
+
+
+def _results(directory: Path, rows) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(rows, columns=COLUMNS).to_csv(directory / "results.csv", index=False)
+    return directory
+
+
+def _r(cell, metric, value, **kw):
+    return {"run_id": "r", "cell_id": cell, "dataset": "bibtex", "method": "leml",
+            "label": "LEML-SQ", "params": json.dumps({"loss": "squared"}), "rank_ratio": 0.2,
+            "observed_ratio": 1.0, "repetition": 0, "split": "test", "metric": metric,
+            "value": value, "status": "ok", "message": "", "fit_seconds": 3.0, **kw}
+
+
+def test_sources_are_read_from_a_directory_a_csv_path_or_a_config(tmp_path):
+    res = _results(tmp_path / "res", [_r("a", "p@1", 0.5)])
+    (res / "manifest.json").write_text('{"run_id": "r"}')
+    other = _results(tmp_path / "other", [_r("b", "p@1", 0.6)])
+    (other / "manifest.json").write_text("{not json")
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"name: c\noutput: {tmp_path / 'empty'}\n")
+    spec = parse_spec({"paper": "leml", "series": ["LEML-SQ"], "metrics": ["p@1"],
+                       "configs": [str(cfg)],
+                       "results": [str(res), str(other / "results.csv")]}, source="s")
+    cfg_src, dir_src, csv_src = read_sources(spec)
+    assert (cfg_src.given, cfg_src.kind, cfg_src.results) == (str(cfg), "config",
+                                                              tmp_path / "empty")
+    assert cfg_src.frame is None and cfg_src.manifest is None
+    assert (dir_src.kind, dir_src.results, dir_src.manifest) == ("results", res, {"run_id": "r"})
+    assert list(dir_src.frame["cell_id"]) == ["a"]
+    assert (csv_src.results, csv_src.manifest) == (other, None)     # unreadable manifest
+    assert list(csv_src.frame["cell_id"]) == ["b"]
+    assert config_output(str(cfg)) == ("c", str(tmp_path / "empty"))
+
+
+def test_our_rows_are_typed_aliased_and_read_once_without_selection_candidates(tmp_path):
+    first = pd.DataFrame([
+        _r("a", "p@1", "0.5"),
+        _r("a", "p@1", 0.9),                                  # the same cell again: dropped
+        _r("a", "p@3", 0.4, split="validation"),              # a selection candidate
+        _r("b", "p@1", 0.7, dataset="bib", params="[1]", label=None, message=None),
+    ], columns=COLUMNS)
+    old = first.drop(columns=["labelled_ratio", "rank"]).iloc[:1].assign(cell_id="c")
+    sources = [Source("x", "results", Path("x"), first, None),
+               Source("e", "results", Path("e"), None, None),
+               Source("o", "results", Path("o"), old, None)]
+    f = ours_frame(sources, {"bib": "bibtex"})
+    assert list(f["cell_id"]) == ["a", "b", "c"]
+    assert list(f["_source"]) == [0, 0, 2]
+    assert list(f["value"]) == [0.5, 0.7, 0.5]
+    assert list(f["dataset"]) == ["bibtex", "bibtex", "bibtex"]
+    assert list(f["label"]) == ["LEML-SQ", "", "LEML-SQ"] and f["message"].tolist() == [""] * 3
+    assert list(f["_params"]) == [{"loss": "squared"}, {}, {"loss": "squared"}]
+    assert f["labelled_ratio"].isna().tolist() == [True, True, True]
+    assert f["rank"].isna().all() and f["rank_ratio"].tolist() == [0.2, 0.2, 0.2]
+
+
+def test_no_rows_at_all_is_an_empty_frame_with_every_column():
+    f = ours_frame([Source("e", "results", Path("e"), None, None),
+                    Source("z", "results", Path("z"), pd.DataFrame(columns=COLUMNS), None)])
+    assert len(f) == 0
+    assert list(f.columns) == ["_source", "cell_id", "dataset", "method", "label", "params",
+                               "rank_ratio", "observed_ratio", "labelled_ratio", "rank",
+                               "repetition", "split", "metric", "value", "status", "message",
+                               "fit_seconds", "_params"]
+
+
+@pytest.mark.parametrize("text, out", [('{"a": 1}', {"a": 1}), ("[1, 2]", {}), ("x", {}),
+                                       (None, {}), ("", {}), (float("nan"), {})])
+def test_parameters_are_a_json_mapping_or_nothing(text, out):
+    assert params_dict(text) == out
+
+
+def _table(tmp_path, rows, **layout):
+    """A table of our LEML-SQ rows alone (a series the paper does not report): its datasets
+    are ours only."""
+    res = _results(tmp_path / "res", rows)
+    spec = parse_spec({"paper": "leml", "tables": ["6"], "results": [str(res)],
+                       "series": [{"name": "ours", "paper": "none", "ours": {"label": "LEML-SQ"}}],
+                       "metrics": ["p@1", "fit_seconds"],
+                       "axes": {"k_over_L": [0.2], "observed": [1.0]},
+                       "layout": {"rows": ["k_over_L"], **layout}}, source="s")
+    return build_table(spec, read_sources(spec))
+
+
+def test_a_table_of_one_dataset_may_leave_it_out_of_the_layout(tmp_path):
+    table = _table(tmp_path, [_r("a", "p@1", 0.6), _r("a", "p@3", 0.5)])
+    cells = {c.metric.name: c for c in table.cells}
+    assert cells["p@1"].key["dataset"] == "bibtex"
+    assert cells["p@1"].text() == "60.00 / n/p"
+    assert cells["fit_seconds"].ours == 3.0 and cells["fit_seconds"].n_rep == 1   # once a cell
+    assert [b.title for b in table.blocks] == ["top-1 accuracy (%)", "training time (s)"]
+
+
+def test_a_table_of_several_datasets_must_lay_them_out_or_fix_one(tmp_path):
+    with pytest.raises(ConfigError) as exc:
+        _table(tmp_path, [_r("a", "p@1", 0.6), _r("b", "p@1", 0.6, dataset="delicious")])
+    assert str(exc.value) == ("s: layout: the table has 2 datasets (bibtex, delicious) but "
+                              "'dataset' is not in blocks, rows or columns; add it, or pick one "
+                              "with axes.dataset")
