@@ -74,6 +74,11 @@ SOME = "(methods in the paper: BCS, BR, CPLST, LEML, WSABIE)"
      "unknown key 'series[1].ours.lable'. Did you mean 'series[1].ours.label'? Valid keys under "
      "'series[1].ours': label, method, params"),
     (dict(tables=[[6]]), "tables[0]: must be a string. Got [6] instead."),
+    (dict(configs=["a.yaml", {"b": 1}]), "configs[1]: must be a string. Got {'b': 1} instead."),
+    (dict(results=[None]), "results[0]: must be a string. Got None instead."),
+    (dict(axes={"k": [1], "rank": [1]}),
+     "unknown key 'axes.rank'. Valid keys under 'axes': dataset, k, k_over_L, labelled, "
+     "observed, variant"),
     (dict(tables=[]), "tables: must be a non-empty list"),
     (dict(metrics={}),
      "metrics: must be a non-empty mapping of metric -> options (or a list of metric names)"),
@@ -315,6 +320,18 @@ def test_axis_values_at_the_bounds_are_accepted_as_floats():
                       "k": (1.0, 2.0)}
     assert spec(axes={"dataset": [1, "b"]}, layout={"rows": ["dataset"]}).axes == {
         "dataset": ("1", "b")}
+
+
+def test_a_layout_needs_rows_or_columns_not_both():
+    assert spec(layout={"rows": []}).columns == ("series",)
+    assert spec(layout={"rows": ["dataset", "series"], "columns": []}).columns == ()
+
+
+def test_variants_may_be_fixed_or_laid_out():
+    s = parse_spec({"paper": "lsvv", "series": ["LSVV"], "metrics": ["error"],
+                    "axes": {"variant": ["linear", "rff"]},
+                    "layout": {"columns": ["variant", "series"]}}, source="s.yaml")
+    assert s.axes == {"variant": ("linear", "rff")} and s.columns == ("variant", "series")
 
 
 def test_a_layout_takes_defaults_for_the_parts_it_leaves_out():
