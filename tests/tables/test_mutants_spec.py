@@ -136,6 +136,9 @@ SOME = "(methods in the paper: BCS, BR, CPLST, LEML, WSABIE)"
     (dict(figures=[{"x": "rank", "metric": "p@1"}, {"x": "param: "}]),
      "figures[1].x: must be one of 'rank_ratio', 'observed_ratio', 'labelled_ratio', 'rank' or "
      "'param:NAME' (a parameter, e.g. 'param:theta'). Got 'param: ' instead."),
+    (dict(figures=[{"x": "rank", "metric": "p@1", "dataset": ["bibtex"]}]),
+     "unknown key 'figures[0].dataset'. Did you mean 'figures[0].datasets'? Valid keys under "
+     "'figures[0]': at, by, datasets, metric, x"),
     (dict(figures=[{"x": "rank_ratio", "metric": "p@3"}]),
      "figures[0].metric: metric 'p@3' is not in 'metrics'"),
     (dict(figures=[{"x": "rank_ratio", "metric": "p@1", "at": [0.2]}]),
