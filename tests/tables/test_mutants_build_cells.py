@@ -143,3 +143,46 @@ def test_a_table_of_several_datasets_must_lay_them_out_or_fix_one(tmp_path):
     assert str(exc.value) == ("s: layout: the table has 2 datasets (bibtex, delicious) but "
                               "'dataset' is not in blocks, rows or columns; add it, or pick one "
                               "with axes.dataset")
+
+
+def _blocks(rows, tables=("6",)):
+    spec = parse_spec({"paper": "leml", "tables": list(tables), "series": ["LEML-SQ"],
+                       "metrics": ["p@1"], "axes": {"dataset": ["bibtex"], "observed": [1.0]},
+                       "layout": {"blocks": ["metric", "k_over_L"], "rows": ["dataset"]}},
+                      source="s")
+    table = build_table(spec, [Source("x", "results", Path("x"),
+                                      pd.DataFrame(rows, columns=COLUMNS), None)])
+    return [(b.title, b.tables, [(key, [c.text() for c in cells]) for key, cells in b.rows])
+            for b in table.blocks]
+
+
+def test_blocks_by_a_numeric_axis_are_titled_with_its_value_and_hold_every_setting():
+    rows = [_r("a", "p@1", 0.6), _r("b", "p@1", 0.61, rank_ratio=0.2 + 1e-12, repetition=1),
+            _r("c", "p@1", 0.7, rank_ratio=0.3),
+            _r("d", "", None, rank_ratio=0.4, status="skipped", split=""),
+            _r("e", "", None, rank_ratio=0.4, status="failed", split="", repetition=1),
+            _r("f", "p@1", None, rank_ratio=0.6)]          # no value: not a result
+    bib = ("bibtex",)
+    assert _blocks(rows) == [
+        ("top-1 accuracy (%), k/L = 20%", ["6"], [(bib, ["60.50 (0.71) / 58.33 (+2.17) ▲"])]),
+        ("top-1 accuracy (%), k/L = 30%", [], [(bib, ["70.00 / n/p"])]),
+        ("top-1 accuracy (%), k/L = 40%", ["6"], [(bib, ["failed/skipped / 60.99"])]),
+        ("top-1 accuracy (%), k/L = 60%", ["6"], [(bib, ["— / 61.99"])]),
+        ("top-1 accuracy (%), k/L = 80%", ["6"], [(bib, ["— / 63.38"])]),
+        ("top-1 accuracy (%), k/L = 100%", ["6"], [(bib, ["— / 63.94"])])]
+
+
+def test_a_value_two_tables_print_is_credited_to_the_first_table_of_the_spec():
+    # LEML Tables 5 and 12 both print BCS's P@3 on autofood at k/L = 40%, 20% observed.
+    rows = [{**_r("a", "p@3", 0.35, observed_ratio=0.2, rank_ratio=0.4), "dataset": "autofood",
+             "label": "BCS", "method": "bcs"}]
+    for tables in (["5", "12"], ["12", "5"]):
+        spec = parse_spec({"paper": "leml", "tables": tables, "series": ["BCS"],
+                           "metrics": ["p@3"], "axes": {"dataset": ["autofood"],
+                                                        "observed": [0.2], "k_over_L": [0.4]},
+                           "layout": {"rows": ["dataset"]}}, source="s")
+        table = build_table(spec, [Source("x", "results", Path("x"),
+                                          pd.DataFrame(rows, columns=COLUMNS), None)])
+        (cell,) = table.cells
+        assert (cell.table, cell.text()) == (tables[0], "35.00 / 35.09 (-0.09)")
+        assert table.blocks[0].tables == [tables[0]]
