@@ -136,6 +136,12 @@ SOME = "(methods in the paper: BCS, BR, CPLST, LEML, WSABIE)"
     (dict(figures=[{"x": "rank", "metric": "p@1"}, {"x": "param: "}]),
      "figures[1].x: must be one of 'rank_ratio', 'observed_ratio', 'labelled_ratio', 'rank' or "
      "'param:NAME' (a parameter, e.g. 'param:theta'). Got 'param: ' instead."),
+    (dict(layout={"row": ["dataset"]}),
+     "unknown key 'layout.row'. Did you mean 'layout.rows'? Valid keys under 'layout': blocks, "
+     "columns, rows"),
+    (dict(metrics={"p@1": {"tol": 1}}),
+     "unknown key 'metrics.p@1.tol'. Valid keys under 'metrics.p@1': format, higher_is_better, "
+     "title, tolerance, unit"),
     (dict(figures=[{"x": "rank", "metric": "p@1", "dataset": ["bibtex"]}]),
      "unknown key 'figures[0].dataset'. Did you mean 'figures[0].datasets'? Valid keys under "
      "'figures[0]': at, by, datasets, metric, x"),
@@ -300,7 +306,8 @@ def test_a_metric_heading_and_differences_as_printed():
     assert set(UNITS) == {"%", "fraction", "x100", "s", "ratio", "as printed"}
 
 
-PAIRS = {("LEML", "SQ"), ("LEML", "LR"), ("WSABIE", "WAR"), ("LRC-VV", "")}
+PAIRS = {("LEML", "SQ"), ("LEML", "LR"), ("WSABIE", "WAR"), ("LRC-VV", ""), ("SS-VV", "SQ"),
+         ("SS-VV", "LR")}
 
 
 @pytest.mark.parametrize("label, paper", [
@@ -309,6 +316,8 @@ PAIRS = {("LEML", "SQ"), ("LEML", "LR"), ("WSABIE", "WAR"), ("LRC-VV", "")}
     ("WSABIE", {"method": "WSABIE"}),                      # one loss: the name is enough
     ("wsabie-war", {"method": "WSABIE", "loss": "WAR"}),
     ("lrc-vv", {"method": "LRC-VV"}),                      # a hyphen inside the method's name
+    ("SS-VV-LR", {"method": "SS-VV", "loss": "LR"}),       # the loss follows the last hyphen
+    ("SS-VV", None),
     ("LEML", None),                                        # two losses: ambiguous
     ("LEML-SH", None), ("BR-SQ", None), ("SQ", None), ("-SQ", None), ("LEMLSQ", None),
 ])
