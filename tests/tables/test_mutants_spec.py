@@ -1,5 +1,6 @@
 """Table specs: properties the older tests left open (found by mutation testing)."""
 
+import pandas as pd
 import pytest
 
 from mlx.errors import ConfigError
@@ -270,6 +271,16 @@ def test_the_metric_unit_comes_from_the_published_tables_the_spec_reads():
 ])
 def test_each_metric_has_its_default_title_unit_format_tolerance_and_direction(name, style):
     assert metric_style(name) == MetricStyle(*style)
+
+
+def test_the_unit_of_a_published_metric_is_the_papers_and_else_the_default():
+    pub = pd.DataFrame({"metric": ["rmse", "p@1"], "unit": ["x100", "fraction"]})
+    assert metric_style("rmse", pub=pub).unit == "x100"
+    assert metric_style("p@1", pub=pub).unit == "fraction"
+    assert metric_style("p@3", pub=pub).unit == "%"                # not published: default
+    assert metric_style("micro_f1", pub=pub).unit == "fraction"
+    s = spec(metrics=["micro_f1", "p@1"])               # one the paper never reports
+    assert [m.unit for m in s.metrics] == ["fraction", "%"]
 
 
 def test_metric_options_replace_the_defaults():
