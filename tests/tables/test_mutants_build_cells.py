@@ -16,8 +16,10 @@ from mlx.tables.build import (
     ours_frame,
     params_dict,
     read_sources,
+    spec_variants,
 )
 from mlx.tables.spec import metric_style, parse_spec
+from tests.tables.test_mutants_build import SPEC, _cells, _row
 
 P1 = metric_style("p@1")
 
@@ -186,3 +188,31 @@ def test_a_value_two_tables_print_is_credited_to_the_first_table_of_the_spec():
         (cell,) = table.cells
         assert (cell.table, cell.text()) == (tables[0], "35.00 / 35.09 (-0.09)")
         assert table.blocks[0].tables == [tables[0]]
+
+
+def test_the_variants_of_a_spec_are_those_of_its_papers_tables():
+    def variants(paper, tables, series, metric):
+        return spec_variants(parse_spec({"paper": paper, "tables": tables, "series": [series],
+                                         "metrics": [metric]}, source="s"))
+
+    assert variants("leml", ["5", "7"], "LEML-SQ", "p@1") == ()    # LSVV's 5 and 7 have some
+    assert variants("lsvv", ["5"], "LSVV", "error") == ("linear", "rff")
+    assert variants("similarity", ["1"], "KR", "mse") == ("sigmoid", "manhattan")
+
+
+def test_a_variant_selects_rows_by_every_parameter_and_its_label_together(tmp_path):
+    # Only the row matching all of the variant's parameters and its label is the variant's:
+    # the others would be pooled with it (an error) if one condition were dropped.
+    rows = [_row("RegLand-Sp", {"model": "regland_sp", "kernel": "s"}, 0.0061, r)
+            for r in (0, 1)]
+    rows += [_row("RegLand-Sp", {"model": "other", "kernel": "s"}, 0.0069, r) for r in (0, 1)]
+    rows += [_row("RegLand-Sp", {"model": "regland_sp", "kernel": "m"}, 0.0070, r)
+             for r in (0, 1)]
+    rows += [_row("Other", {"model": "regland_sp", "kernel": "s"}, 0.0071, r) for r in (0, 1)]
+    body = SPEC.replace("series: [RegLand-Sp]",
+                        "series: [{name: RegLand-Sp, ours: {method: landmark}}]")
+    cells = _cells(tmp_path, rows, body + "variants: {sigmoid: {label: RegLand-Sp, params: "
+                                          "{model: regland_sp, kernel: s}}, manhattan: "
+                                          "{label: RegLand-Sp, params: {kernel: m}}}\n")
+    assert cells[0].startswith("6.10e-03 (0.00e+00) / 6.20e-03")
+    assert cells[1].startswith("7.00e-03 (0.00e+00) / 6.00e-03")
