@@ -9,6 +9,7 @@ import pytest
 from mlx.errors import ConfigError
 from mlx.runner.results import COLUMNS
 from mlx.tables.build import (
+    RenderedTable,
     Source,
     TableCell,
     build_table,
@@ -216,3 +217,24 @@ def test_a_variant_selects_rows_by_every_parameter_and_its_label_together(tmp_pa
                                           "{label: RegLand-Sp, params: {kernel: m}}}\n")
     assert cells[0].startswith("6.10e-03 (0.00e+00) / 6.20e-03")
     assert cells[1].startswith("7.00e-03 (0.00e+00) / 6.00e-03")
+
+
+def test_blocks_by_dataset_are_titled_with_its_name(tmp_path):
+    res = _results(tmp_path / "res", [_r("a", "p@1", 0.6),
+                                      _r("b", "p@1", 0.5, dataset="delicious")])
+    spec = parse_spec({"paper": "leml", "tables": ["6"], "results": [str(res)],
+                       "series": ["LEML-SQ"], "metrics": ["p@1"],
+                       "axes": {"k_over_L": [0.2], "observed": [1.0],
+                                "dataset": ["bibtex", "delicious"]},
+                       "layout": {"blocks": ["dataset"], "rows": ["metric"]}}, source="s")
+    table = build_table(spec, read_sources(spec))
+    assert [b.title for b in table.blocks] == ["bibtex", "delicious"]
+
+
+def test_counts_leave_empty_cells_out():
+    cells = [TableCell({}, P1, None, None, 0, None, None, "", "empty"),
+             TableCell({}, P1, None, None, 0, 58.0, None, "6", "not run"),
+             TableCell({}, P1, None, None, 0, 58.0, None, "6", "skipped")]
+    table = RenderedTable(None, [], (), (), [], cells, [])
+    assert table.counts() == {"within": 0, "better": 0, "worse": 0, "compared": 0, "np": 0,
+                              "not_run": 1, "status": 1}
