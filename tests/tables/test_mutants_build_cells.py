@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from mlx.errors import ConfigError
+from mlx.errors import ConfigError, MlxError
 from mlx.runner.results import COLUMNS
 from mlx.tables.build import (
     RenderedTable,
@@ -238,3 +238,32 @@ def test_counts_leave_empty_cells_out():
     table = RenderedTable(None, [], (), (), [], cells, [])
     assert table.counts() == {"within": 0, "better": 0, "worse": 0, "compared": 0, "np": 0,
                               "not_run": 1, "status": 1}
+
+
+def test_a_series_matching_rows_of_different_parameters_is_an_error_naming_two(tmp_path):
+    res = _results(tmp_path / "res", [
+        _r("a", "p@1", 0.6), _r("b", "p@1", 0.5, params=json.dumps({"loss": "logistic"}))])
+    spec = parse_spec({"paper": "leml", "tables": ["6"], "results": [str(res)],
+                       "series": [{"name": "LEML-SQ", "ours": {"method": "leml"}}],
+                       "metrics": ["p@1"], "axes": {"k_over_L": [0.2], "observed": [1.0],
+                                                    "dataset": ["bibtex"]},
+                       "layout": {"rows": ["dataset"]}}, source="s")
+    with pytest.raises(MlxError) as exc:
+        build_table(spec, read_sources(spec))
+    assert str(exc.value) == (
+        's: series \'LEML-SQ\' matches results with different parameters ({"loss": "logistic"}; '
+        '{"loss": "squared"}) at k/L=20%, observed=100%, dataset=bibtex, method=LEML-SQ; add '
+        "'ours: {params: ...}' to the series to choose one")
+
+
+def test_a_speed_up_is_never_read_from_our_rows(tmp_path):
+    # MoM Table 3 prints speed-ups over LEML; our results hold times, not speed-ups.
+    rows = [{**_r("m", "p@1", 0.4, label="MoM", method="mom", params="{}"),
+             "rank_ratio": None, "fit_seconds": 12.0}]
+    res = _results(tmp_path / "res", rows)
+    spec = parse_spec({"paper": "mom", "results": [str(res)], "series": ["MoM"],
+                       "metrics": ["speedup", "fit_seconds"], "axes": {"dataset": ["bibtex"]},
+                       "layout": {"rows": ["dataset"], "columns": ["metric"], "blocks": []}},
+                      source="s")
+    table = build_table(spec, read_sources(spec))
+    assert [c.text() for c in table.cells] == ["— / 0.53", "12 / 300 (-288)"]
