@@ -267,3 +267,28 @@ def test_a_speed_up_is_never_read_from_our_rows(tmp_path):
                       source="s")
     table = build_table(spec, read_sources(spec))
     assert [c.text() for c in table.cells] == ["— / 0.53", "12 / 300 (-288)"]
+
+
+def test_an_axis_the_paper_never_prints_takes_its_values_from_our_rows(tmp_path):
+    # No paper prints a labelled ratio: laid out without axes.labelled, it shows ours.
+    res = _results(tmp_path / "res", [_r("a", "p@1", 0.6, labelled_ratio=0.5),
+                                      _r("b", "p@1", 0.5, labelled_ratio=0.25)])
+    spec = parse_spec({"paper": "leml", "tables": ["6"], "results": [str(res)],
+                       "series": ["LEML-SQ"], "metrics": ["p@1"],
+                       "axes": {"k_over_L": [0.2], "observed": [1.0], "dataset": ["bibtex"]},
+                       "layout": {"rows": ["labelled"]}}, source="s")
+    table = build_table(spec, read_sources(spec))
+    assert [(key, [c.text() for c in cells]) for key, cells in table.blocks[0].rows] == [
+        ((0.25,), ["50.00 / 58.33 (-8.33) ▼"]), ((0.5,), ["60.00 / 58.33 (+1.67) ▲"])]
+
+
+def test_one_repetition_has_no_spread_and_a_cell_without_results_none(tmp_path):
+    rows = [_r("a", "p@1", 0.6), _r("d", "", None, rank_ratio=0.4, status="failed", split="")]
+    spec = parse_spec({"paper": "leml", "tables": ["6"], "series": ["LEML-SQ"],
+                       "metrics": ["p@1"], "axes": {"dataset": ["bibtex"], "observed": [1.0],
+                                                    "k_over_L": [0.2, 0.4, 0.6]},
+                       "layout": {"rows": ["k_over_L"]}}, source="s")
+    table = build_table(spec, [Source("x", "results", Path("x"),
+                                      pd.DataFrame(rows, columns=COLUMNS), None)])
+    assert [(c.state, c.n_rep, c.ours_std) for c in table.cells] == [
+        ("better", 1, None), ("failed", 0, None), ("not run", 0, None)]
