@@ -292,3 +292,41 @@ def test_one_repetition_has_no_spread_and_a_cell_without_results_none(tmp_path):
                                       pd.DataFrame(rows, columns=COLUMNS), None)])
     assert [(c.state, c.n_rep, c.ours_std) for c in table.cells] == [
         ("better", 1, None), ("failed", 0, None), ("not run", 0, None)]
+
+
+def test_a_table_applies_the_specs_dataset_aliases_and_ignores_rows_of_other_series(tmp_path):
+    # Our "bib" is the paper's bibtex; BR's rows on delicious are no series of this table, so
+    # bibtex stays its one dataset.
+    res = _results(tmp_path / "res", [_r("a", "p@1", 0.6, dataset="bib"),
+                                      _r("b", "p@1", 0.5, dataset="delicious", label="BR")])
+    spec = parse_spec({"paper": "leml", "tables": ["6"], "results": [str(res)],
+                       "series": [{"name": "ours", "paper": "none", "ours": {"label": "LEML-SQ"}}],
+                       "metrics": ["p@1"], "dataset_aliases": {"bib": "bibtex"},
+                       "axes": {"k_over_L": [0.2], "observed": [1.0]},
+                       "layout": {"rows": ["k_over_L"]}}, source="s")
+    (cell,) = build_table(spec, read_sources(spec)).cells
+    assert (cell.key["dataset"], cell.text()) == ("bibtex", "60.00 / n/p")
+
+
+def test_a_single_metric_and_series_may_stay_out_of_the_layout(tmp_path):
+    res = _results(tmp_path / "res", [_r("a", "p@1", 0.6), _r("b", "p@1", 0.62, rank_ratio=0.4)])
+    spec = parse_spec({"paper": "leml", "tables": ["6"], "results": [str(res)],
+                       "series": ["LEML-SQ"], "metrics": ["p@1"],
+                       "axes": {"observed": [1.0], "dataset": ["bibtex"],
+                                "k_over_L": [0.2, 0.4]},
+                       "layout": {"blocks": [], "rows": ["dataset"], "columns": ["k_over_L"]}},
+                      source="s")
+    table = build_table(spec, read_sources(spec))
+    assert [(c.key["metric"], c.key["series"], c.text()) for c in table.cells] == [
+        ("p@1", "LEML-SQ", "60.00 / 58.33 (+1.67) ▲"),
+        ("p@1", "LEML-SQ", "62.00 / 60.99 (+1.01) ▲")]
+
+
+def test_a_table_reads_its_own_papers_published_values_only(tmp_path):
+    # LEML's Table 3 prints LEML-SQ's P@3 on bibtex; MoM's Table 3 does not.
+    res = _results(tmp_path / "res", [_r("a", "p@3", 0.6, rank_ratio=None)])
+    spec = parse_spec({"paper": "mom", "results": [str(res)], "series": ["LEML-SQ"],
+                       "metrics": ["p@3"], "axes": {"dataset": ["bibtex"]},
+                       "layout": {"rows": ["dataset"]}}, source="s")
+    (cell,) = build_table(spec, read_sources(spec)).cells
+    assert cell.text() == "60.00 / n/p"
