@@ -330,3 +330,54 @@ def test_a_table_reads_its_own_papers_published_values_only(tmp_path):
                        "layout": {"rows": ["dataset"]}}, source="s")
     (cell,) = build_table(spec, read_sources(spec)).cells
     assert cell.text() == "60.00 / n/p"
+
+
+def test_a_published_spread_is_kept_in_the_display_unit():
+    # LSVV Table 5: SRM-VV's test error on iris (linear) is 29.78 +- 6.21 %.
+    spec = parse_spec({"paper": "lsvv", "tables": ["5"], "series": ["SRM-VV"],
+                       "metrics": ["error"], "axes": {"dataset": ["iris"],
+                                                      "variant": ["linear"]},
+                       "layout": {"rows": ["dataset"], "columns": ["variant", "series"]}},
+                      source="s")
+    (cell,) = build_table(spec, []).cells
+    assert (cell.published, cell.published_std, cell.state) == (
+        pytest.approx(29.78), pytest.approx(6.21), "not run")
+    spec = parse_spec({"paper": "leml", "tables": ["6"], "series": ["LEML-SQ"],
+                       "metrics": ["p@1"], "axes": {"dataset": ["bibtex"], "k_over_L": [0.2],
+                                                    "observed": [1.0]},
+                       "layout": {"rows": ["dataset"]}}, source="s")
+    (cell,) = build_table(spec, []).cells
+    assert (cell.published, cell.published_std) == (pytest.approx(58.33), None)
+
+
+def test_rows_and_blocks_with_nothing_to_show_are_dropped_and_the_rest_kept():
+    # k/L = 30%: neither ours nor published, a hole between shown settings. 50%: only a
+    # failed run, which is shown although the paper has no value there.
+    rows = [_r("a", "p@1", 0.6), _r("c", "p@1", 0.62, rank_ratio=0.4),
+            _r("d", "", None, rank_ratio=0.5, status="failed", split="")]
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    for layout in ({"blocks": ["metric", "k_over_L"], "rows": ["dataset"]},
+                   {"rows": ["dataset", "k_over_L"]}):
+        spec = parse_spec({"paper": "leml", "tables": ["6"], "series": ["LEML-SQ"],
+                           "metrics": ["p@1"], "axes": {"dataset": ["bibtex"], "observed": [1.0],
+                                                        "k_over_L": [0.2, 0.3, 0.4, 0.5]},
+                           "layout": layout}, source="s")
+        table = build_table(spec, [Source("x", "results", Path("x"), frame, None)])
+        assert [(c.key["k_over_L"], c.text()) for c in table.cells] == [
+            (0.2, "60.00 / 58.33 (+1.67) ▲"), (0.4, "62.00 / 60.99 (+1.01) ▲"),
+            (0.5, "failed / n/p")]
+        assert sum(len(b.rows) for b in table.blocks) == 3
+        assert table.counts()["status"] == 1
+
+
+def test_a_blocks_tables_are_listed_in_numeric_order():
+    # LEML-SQ on bibtex at k/L = 20%: all labels observed in Table 6, 20% in Table 11.
+    rows = [_r("a", "p@1", 0.6), _r("b", "p@1", 0.5, observed_ratio=0.2)]
+    spec = parse_spec({"paper": "leml", "tables": ["11", "6"], "series": ["LEML-SQ"],
+                       "metrics": ["p@1"], "axes": {"dataset": ["bibtex"], "k_over_L": [0.2],
+                                                    "observed": [0.2, 1.0]},
+                       "layout": {"rows": ["dataset", "observed"]}}, source="s")
+    table = build_table(spec, [Source("x", "results", Path("x"),
+                                      pd.DataFrame(rows, columns=COLUMNS), None)])
+    assert [c.table for c in table.cells] == ["11", "6"]
+    assert table.blocks[0].tables == ["6", "11"]
