@@ -37,6 +37,7 @@ def test_the_spec_has_a_row_axis_for_each_setting_with_several_values_and_fixes_
     # One value of each: fixed, not a row.
     spec, notes = compare_spec(f.iloc[:1], "leml")
     assert spec.rows == ("dataset",) and notes == []
+    assert spec.title == "Comparison with LEML (results)" and spec.source == "results"
     assert spec.axes == {"dataset": ("bibtex",), "k_over_L": (0.2,), "observed": (1.0,)}
 
 
@@ -51,9 +52,15 @@ def test_a_paper_that_prints_absolute_ranks_gets_k_instead_of_k_over_l():
     f = frame(row("LEML-SQ", "leml", "squared", None, "fit_seconds", None, dataset="eurlex",
                   rank=250), row("LEML-SQ", "leml", "squared", None, "fit_seconds", None,
                                  dataset="eurlex", rank=500))
+    f["rank_ratio"] = 0.5                                 # what k/L our ranks were, too
     spec, _ = compare_spec(f, "leml", tables=["4"], metrics=["fit_seconds"])
     assert spec.rows == ("dataset", "k") and spec.tables == ("4",)
     assert spec.axes == {"dataset": ("eurlex",), "k": (250.0, 500.0), "observed": (1.0,)}
+    # With bibtex (k/L) and eurlex (k) in the scope, the paper gives k/L: it stands for both.
+    f = pd.concat([f, frame(row("LEML-SQ", "leml", "squared", 0.2, "p@1", 0.6))])
+    spec, _ = compare_spec(f, "leml")
+    assert spec.axes == {"dataset": ("eurlex", "bibtex"), "k_over_L": (0.2, 0.5),
+                         "observed": (1.0,)}
     # Where the paper gives k/L, the absolute rank of our rows is not an axis.
     f = frame(row("LEML-SQ", "leml", "squared", 0.2, "p@1", 0.6, rank=32),
               row("LEML-SQ", "leml", "squared", 0.2, "p@1", 0.6, rank=64, rep=1))
@@ -72,9 +79,17 @@ def test_metrics_asked_for_are_used_in_their_order_and_pseudo_metrics_are_known(
     f = frame(row("LEML-SQ", "leml", "squared", 0.2, "p@1", 0.6))
     spec, notes = compare_spec(f, "leml", metrics=["fit_seconds", "P@1"])
     assert [m.name for m in spec.metrics] == ["fit_seconds", "p@1"] and notes == []
-    spec, notes = compare_spec(f, "leml", metrics=["p@1", "micro_f1"])
+    spec, notes = compare_spec(f, "leml", metrics=["p@1", "micro_f1", "f1"])
     assert [m.name for m in spec.metrics] == ["p@1"]
-    assert notes == ["not published in leml: micro_f1"]
+    assert notes == ["not published in leml: micro_f1, f1"]
+
+
+def test_results_older_than_an_axis_are_compared_at_its_default():
+    f = frame(row("LEML-SQ", "leml", "squared", 0.2, "p@1", 0.6)).drop(
+        columns=["labelled_ratio", "rank"])
+    spec, _ = compare_spec(f, "leml")       # all rows labelled; no absolute rank
+    assert spec.axes == {"dataset": ("bibtex",), "k_over_L": (0.2,), "observed": (1.0,),
+                         "labelled": (1.0,)}
 
 
 def test_an_unknown_metric_asked_for_lists_the_metrics_of_the_results():
@@ -90,9 +105,9 @@ def test_an_unknown_metric_asked_for_lists_the_metrics_of_the_results():
     (dict(tables=["6", "16"]), [row("LEML-SQ", "leml", "squared", 0.2, "p@1", 0.6)],
      "paper 'leml' has no published table '16'. Tables: 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, "
      "14, 15"),
-    (dict(metrics=["micro_f1"]), [row("LEML-SQ", "leml", "squared", 0.2, "p@1", 0.6)],
-     "res: none of the metrics (micro_f1) is published in 'leml' (auc, fit_seconds, hamming, "
-     "p@1, p@3, p@5)"),
+    (dict(metrics=["micro_f1", "f1"]), [row("LEML-SQ", "leml", "squared", 0.2, "p@1", 0.6)],
+     "res: none of the metrics (micro_f1, f1) is published in 'leml' (auc, fit_seconds, "
+     "hamming, p@1, p@3, p@5)"),
     ({}, [row("x", "foo", "squared", 0.2, "p@1", 0.6), row("", "foo", "squared", 0.2, "p@1", 0.6),
           row("y", "bar", None, 0.2, "p@1", 0.6)],
      "res: no result label matches a method of 'leml' (labels: x, y; methods in the paper: BCS, "
