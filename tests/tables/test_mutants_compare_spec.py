@@ -125,3 +125,12 @@ def test_results_with_an_unmatched_label_are_compared_with_a_note():
               row("other", "bar", None, 0.2, "p@1", 0.6))
     spec, notes = compare_spec(f, "leml")
     assert notes == ["no published counterpart in leml for: mystery, other"]
+
+
+def test_the_display_unit_of_a_metric_is_the_papers():
+    # LSVV prints RMSE x100 and Hamming loss in %.
+    f = frame(row("LSVV", "lsvv", None, None, "rmse", 0.1, dataset="scene"),
+              row("LSVV", "lsvv", None, None, "hamming", 0.1, dataset="scene"))
+    spec, _ = compare_spec(f, "lsvv")
+    assert [(m.name, m.unit, m.tolerance) for m in spec.metrics] == [
+        ("rmse", "x100", 0.5), ("hamming", "%", 0.1)]
