@@ -99,7 +99,8 @@ def test_our_rows_are_typed_aliased_and_read_once_without_selection_candidates(t
     assert list(f["dataset"]) == ["bibtex", "bibtex", "bibtex"]
     assert list(f["label"]) == ["LEML-SQ", "", "LEML-SQ"] and f["message"].tolist() == [""] * 3
     assert list(f["_params"]) == [{"loss": "squared"}, {}, {"loss": "squared"}]
-    assert f["labelled_ratio"].isna().tolist() == [True, True, True]
+    assert f["labelled_ratio"].isna().tolist() == [True, True, False]    # "o": the default
+    assert f["labelled_ratio"].iloc[2] == 1.0
     assert f["rank"].isna().all() and f["rank_ratio"].tolist() == [0.2, 0.2, 0.2]
 
 
@@ -381,3 +382,20 @@ def test_a_blocks_tables_are_listed_in_numeric_order():
                                       pd.DataFrame(rows, columns=COLUMNS), None)])
     assert [c.table for c in table.cells] == ["11", "6"]
     assert table.blocks[0].tables == ["6", "11"]
+
+
+def test_rows_of_a_results_file_older_than_an_axis_take_its_default_beside_newer_ones(tmp_path):
+    # A results.csv written before the labelled ratio existed: every row was fully labelled.
+    # Read with a newer file whose rows are 50% labelled, its rows are at 100%, not "any".
+    old = pd.DataFrame([_r("o", "p@1", 0.7)], columns=COLUMNS).drop(columns=["labelled_ratio"])
+    new = pd.DataFrame([_r("n", "p@1", 0.5, labelled_ratio=0.5)], columns=COLUMNS)
+    f = ours_frame([Source("n", "results", Path("n"), new, None),
+                    Source("o", "results", Path("o"), old, None)])
+    assert f.set_index("cell_id")["labelled_ratio"].to_dict() == {"n": 0.5, "o": 1.0}
+    spec = parse_spec({"paper": "leml", "tables": ["6"], "series": ["LEML-SQ"],
+                       "metrics": ["p@1"], "axes": {"dataset": ["bibtex"], "k_over_L": [0.2],
+                                                    "observed": [1.0], "labelled": [0.5, 1.0]},
+                       "layout": {"rows": ["labelled"]}}, source="s")
+    table = build_table(spec, [Source("n", "results", Path("n"), new, None),
+                               Source("o", "results", Path("o"), old, None)])
+    assert [(c.key["labelled"], c.ours) for c in table.cells] == [(0.5, 50.0), (1.0, 70.0)]
