@@ -399,3 +399,17 @@ def test_rows_of_a_results_file_older_than_an_axis_take_its_default_beside_newer
     table = build_table(spec, [Source("n", "results", Path("n"), new, None),
                                Source("o", "results", Path("o"), old, None)])
     assert [(c.key["labelled"], c.ours) for c in table.cells] == [(0.5, 50.0), (1.0, 70.0)]
+
+
+def test_a_series_by_method_and_parameters_needs_both_to_match(tmp_path):
+    # BR with the same loss is no row of LEML-SQ.
+    res = _results(tmp_path / "res", [
+        _r("a", "p@1", 0.6), _r("b", "p@1", 0.4, method="br", label="BR-SQ", rank_ratio=None)])
+    spec = parse_spec({"paper": "leml", "tables": ["6"], "results": [str(res)],
+                       "series": [{"name": "LEML-SQ",
+                                   "ours": {"method": "leml", "params": {"loss": "squared"}}}],
+                       "metrics": ["p@1"], "axes": {"k_over_L": [0.2], "observed": [1.0],
+                                                    "dataset": ["bibtex"]},
+                       "layout": {"rows": ["dataset"]}}, source="s")
+    (cell,) = build_table(spec, read_sources(spec)).cells
+    assert (cell.n_rep, cell.text()) == (1, "60.00 / 58.33 (+1.67) ▲")
