@@ -19,6 +19,7 @@ from mlx.tables.build import (
     read_sources,
     spec_variants,
 )
+from mlx.tables.render import render_csv
 from mlx.tables.spec import metric_style, parse_spec
 from tests.tables.test_mutants_build import SPEC, _cells, _row
 
@@ -413,3 +414,18 @@ def test_a_series_by_method_and_parameters_needs_both_to_match(tmp_path):
                        "layout": {"rows": ["dataset"]}}, source="s")
     (cell,) = build_table(spec, read_sources(spec)).cells
     assert (cell.n_rep, cell.text()) == (1, "60.00 / 58.33 (+1.67) ▲")
+
+
+def test_an_empty_cell_beside_a_shown_one_is_no_cell_of_the_table(tmp_path):
+    # The baseline has neither a result nor a published value: its cell is blank in the row
+    # and absent from the cells (the CSV and the counts).
+    res = _results(tmp_path / "res", [_r("a", "p@1", 0.6)])
+    spec = parse_spec({"paper": "leml", "tables": ["6"], "results": [str(res)],
+                       "series": ["LEML-SQ", {"name": "const", "paper": "none"}],
+                       "metrics": ["p@1"], "axes": {"k_over_L": [0.2], "observed": [1.0],
+                                                    "dataset": ["bibtex"]},
+                       "layout": {"rows": ["dataset"]}}, source="s")
+    table = build_table(spec, read_sources(spec))
+    assert [c.state for c in table.blocks[0].rows[0][1]] == ["better", "empty"]
+    assert [c.key["series"] for c in table.cells] == ["LEML-SQ"]
+    assert render_csv(table).count("\n") == 2                   # header and one cell
