@@ -95,3 +95,44 @@ def test_a_regression_task_is_declined_for_other_losses_only():
     assert BR(loss="logistic").skip(FitContext(task="multilabel")) is None
     assert BR(loss="auto", task="ordinal")._loss() == "squared"
     assert BR(loss="auto", task="multiclass")._loss() == "logistic"
+
+
+def test_full_labels_with_a_given_penalty_are_solved_in_closed_form():
+    X, Y, _ = _problem(seed=6)
+    model = BR(loss="squared", l2_reg=0.3).fit(X, Y)
+    assert model.converged_ and model.n_iter_.dtype == np.int64 and not model.n_iter_.any()
+    model = BR(loss="squared", l2_reg=0.3).fit(X, sp.csr_matrix(Y.shape))    # nothing to train
+    assert model.converged_ is True and not model.W_.any()
+    assert model.n_iter_.dtype == np.int64 and model.n_iter_.shape == (Y.shape[1],)
+
+
+def test_a_label_observed_on_as_many_rows_as_features_takes_the_dual_route():
+    X, Y, observed = _problem(seed=3, n=200, d=12, L=3, ratio=0.5)
+    omega, T = observed.toarray(), Y.toarray()
+    omega[:, 0] = 0
+    omega[:12, 0] = 1                                    # |Omega_0| = n_features: dual Cholesky
+    T[0, 0] = 1
+    model = BR(loss="squared", l2_reg=0.3).fit(X, sp.csr_matrix(T * omega),
+                                               observed=sp.csr_matrix(omega))
+    assert model.n_iter_[0] == 0 and np.all(model.n_iter_[1:] > 0)
+
+
+def test_a_zero_bias_still_adds_its_column_and_the_gcv_choice_keeps_its_path():
+    rng = np.random.default_rng(7)
+    X = sp.csr_matrix(rng.random((30, 4)))
+    T = rng.standard_normal((30, 2))
+    model = BR(loss="squared", l2_reg=0.1, bias=0.0, task="regression").fit(X, T)
+    assert model.W_.shape == (5, 2) and model.n_iter_.dtype == np.int64
+    model = BR(loss="squared", task="regression").fit(X, T)
+    expected = RidgePath(X, T).choose()
+    choice = model.auto_["l2_reg"]
+    assert choice.grid == tuple(expected.grid) and choice.scores == tuple(expected.scores)
+    bad = T.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match="^BR: Y contains NaN or infinity"):
+        BR(loss="squared", task="regression").fit(X, bad)
+    from mlx.methods.base import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError) as exc:
+        BR(loss="logistic", task="regression").fit(X, T)
+    assert exc.value.param == "loss"
