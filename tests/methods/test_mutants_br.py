@@ -136,3 +136,13 @@ def test_a_zero_bias_still_adds_its_column_and_the_gcv_choice_keeps_its_path():
     with pytest.raises(InvalidParameterError) as exc:
         BR(loss="logistic", task="regression").fit(X, T)
     assert exc.value.param == "loss"
+
+
+def test_a_label_with_one_positive_is_trained_and_a_zero_bias_adds_its_row():
+    X, Y, _ = _problem(seed=8)
+    T = Y.toarray()
+    T[:, 1] = 0
+    T[5, 1] = 1                                                    # exactly one positive
+    model = BR(loss="squared", l2_reg=0.3, bias=0.0).fit(X, sp.csr_matrix(T))
+    assert 1 not in model.untrained_labels_ and model.W_[:, 1].any()
+    assert model.W_.shape == (X.shape[1] + 1, T.shape[1]) and model.auto_ == {}
