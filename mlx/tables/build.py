@@ -105,6 +105,9 @@ def ours_frame(sources: list[Source], aliases: dict | None = None) -> pd.DataFra
             continue
         f = src.frame.copy()
         f["_source"] = i
+        for ax in SWEEP_AXES:
+            if ax.column not in f:           # a results.csv older than the axis
+                f[ax.column] = ax.default
         frames.append(f)
     if not frames:
         return pd.DataFrame(columns=["_source", "cell_id", "dataset", "method", "label", "params",
@@ -112,9 +115,6 @@ def ours_frame(sources: list[Source], aliases: dict | None = None) -> pd.DataFra
                                      "split", "metric", "value", "status", "message",
                                      "fit_seconds", "_params"])
     frame = pd.concat(frames, ignore_index=True)
-    for ax in SWEEP_AXES:
-        if ax.column not in frame:           # a results.csv older than the axis
-            frame[ax.column] = ax.default
     for col in (*(ax.column for ax in SWEEP_AXES), "value", "fit_seconds"):
         frame[col] = pd.to_numeric(frame[col], errors="coerce")
     for col in ("split", "metric", "message", "status", "label", "method", "dataset", "params"):
