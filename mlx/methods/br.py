@@ -311,7 +311,7 @@ class BR(BaseMethod):
     ``w_j = X_j'(X_j X_j' + l2_reg I)^-1 y_j``, cutting ``X_j X_j'`` from ``XX'`` when the labels
     together need more entries than ``XX'`` holds. The other labels go, 64 at a time, to
     conjugate gradients preconditioned by ``rho X'X + l2_reg I`` (``rho``: their mean observed
-    fraction), stopping at a relative residual of 1e-10 or after ``2 n_features``
+    fraction), stopping at a relative residual of 1e-10 or after ``max(100, 2 n_features)``
     iterations. When both n_samples and n_features exceed 6000 no dense Gram matrix is
     formed and CG uses a diagonal preconditioner. Each liblinear problem shares the node
     array of ``X``; with missing labels it points at the observed rows only.
