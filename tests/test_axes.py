@@ -129,6 +129,19 @@ def test_a_paper_table_refuses_to_pool_an_open_axis_and_keeps_a_laid_out_one(a):
     assert sorted(round(c.ours, 2) for c in cells if c.ours is not None) == [31.0, 51.0]
 
 
+def test_the_pooling_error_lists_numeric_values_in_numeric_order():
+    rows = rows_differing_in("rank")
+    for r in rows:
+        r["rank"] = {20.0: 16.0, 40.0: 8.0}[r["rank"]]
+    frame = pd.DataFrame(rows)
+    ours = frame.assign(_source=0, _params=frame["params"].map(json.loads))
+    spec = parse_spec({**SPEC, "axes": {"dataset": ["bibtex"]},
+                       "layout": {"blocks": ["metric"], "rows": ["dataset"],
+                                  "columns": ["series"]}}, require_configs=False)
+    with pytest.raises(ConfigError, match=r"would pool results of 2 k values \(8, 16\) at "):
+        build_table(spec, [], ours=ours)
+
+
 @pytest.mark.parametrize("a", [a for a in SPEC_AXES if a.spec != "k"], ids=lambda a: a.spec)
 def test_compare_makes_an_axis_with_several_values_a_row_axis(a):
     frame = pd.DataFrame(rows_differing_in(a.column))

@@ -362,7 +362,8 @@ def _refuse_pooling(vals: pd.DataFrame, spec: TableSpec, series: Series, where: 
         values = vals[ax.column].dropna()
         if ax.numeric:
             values = values.astype(float).round(9)
-        distinct = sorted(values.unique(), key=str)
+        # Numbers in numeric order ("8, 16", not "16, 8"), other values as text.
+        distinct = sorted(values.unique(), key=None if ax.numeric else str)
         if len(distinct) < 2:
             continue
         shown = ", ".join(ax.fmt(v) if ax.numeric else str(v) for v in distinct)
