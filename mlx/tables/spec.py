@@ -366,7 +366,10 @@ def parse_spec(raw: dict, *, source: str | None = None, require_configs: bool = 
         problem = figure_x_problem(fig.get("x"))
         if problem:
             raise ConfigError(source, f"{path}.x", problem)
-        m = metric_style(str(fig.get("metric")), source=source, key_path=f"{path}.metric").name
+        if "metric" not in fig:
+            raise ConfigError(source, path, f"missing required key 'metric' (one of 'metrics': "
+                                            f"{', '.join(sorted(metric_names_))})")
+        m = metric_style(str(fig["metric"]), source=source, key_path=f"{path}.metric").name
         if m not in metric_names_:
             raise ConfigError(source, f"{path}.metric", f"metric {m!r} is not in 'metrics'")
         at = fig.get("at") or {}

@@ -112,6 +112,7 @@ figures:
     ("{x: rank, metric: p@1, by: [{a: 1}]}", "figures[0].by[0]: must be a string. Got "
                                              "{'a': 1} instead."),
     ("{x: rank_ratio, metric: p@3}", "figures[0].metric: metric 'p@3' is not in 'metrics'"),
+    ("{x: rank_ratio}", "figures[0]: missing required key 'metric' (one of 'metrics': p@1)"),
 ])
 def test_bad_figure_entry(tmp_path, bad, message):
     spec = tmp_path / "fig.yaml"
