@@ -46,7 +46,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 EIG_MAX_FEATURES = 5000
-"""``w_solver="auto"`` uses the eigendecomposition path up to this many features."""
+"""``w_solver="auto"`` uses the eigendecomposition path when there are at most this many
+features, or at most this many rows (then of ``X X'``, see :class:`_RowEigEngine`)."""
 
 _ROTATED_MAX_ENTRIES = 1 << 26
 """Largest ``n_features * n_labels`` for which ``V' X' Y`` is kept dense (512 MB)."""
@@ -115,18 +116,58 @@ class _EigEngine:
     def to_original(self, Wr):
         return self.V @ Wr
 
+    def _rotated_rhs(self, H):
+        """``V'X'Y H`` without ``C``."""
+        return self.V.T @ (self.X.T @ (self.Y @ H))
+
+    def _labels_by_scores(self, Wr):
+        """``Y'A = Y'X V Wr`` without ``C``."""
+        return np.asarray(self.Y.T @ (self.X @ (self.V @ Wr)))
+
     def w_step(self, H, Wr):
-        rhs = self.C @ H if self.C is not None else self.V.T @ (self.X.T @ (self.Y @ H))
+        rhs = self.C @ H if self.C is not None else self._rotated_rhs(H)
         return solve_sylvester_rotated(self.evals, rhs, H.T @ H, self.l2_reg), 0
 
     def h_step(self, Wr, H):
         AtA = Wr.T @ (self.evals[:, None] * Wr)                   # A'A = Wr' diag(s) Wr
-        if self.C is not None:
-            YtA = self.C.T @ Wr                                   # Y'A = C' Wr
-        else:
-            YtA = np.asarray(self.Y.T @ (self.X @ (self.V @ Wr)))
+        YtA = self.C.T @ Wr if self.C is not None else self._labels_by_scores(Wr)
         H = _ridge_shared(AtA, YtA, self.l2_reg)
         return H, _squared_full_objective(self.y_sq, AtA, YtA, H, Wr, self.l2_reg), 0
+
+
+class _RowEigEngine(_EigEngine):
+    """The exact W-steps of :class:`_EigEngine` from the eigendecomposition of ``X X'``
+    (``n x n``) when there are fewer rows than features.
+
+    With ``X X' = U diag(s) U'`` and ``s > 0`` kept, ``V = X' U diag(s)^-1/2`` are the
+    eigenvectors of ``X'X`` with non-zero eigenvalues ``s``. Every W-step solution lies in
+    their span (the row space of ``X``: the loss sees ``W`` only through ``X W``, and the
+    penalty is smallest there), so ``W = V Wr`` with ``Wr`` of shape ``(r, k)``,
+    ``r <= n``, and nothing of size ``d x d`` or ``d x n`` is formed:
+    ``V'X'Y = diag(s)^1/2 U'Y`` and ``X V = U diag(s)^1/2``.
+    """
+
+    def __init__(self, X, Y, l2_reg, eig: GramEigen):                # eig: of X X'
+        self.X, self.Y, self.l2_reg = X, Y, l2_reg
+        keep = eig.evals > 0
+        self.evals, self.U = eig.evals[keep], eig.evecs[:, keep]
+        self.root = np.sqrt(self.evals)[:, None]
+        self.C = None
+        if self.evals.size * Y.shape[1] <= _ROTATED_MAX_ENTRIES:
+            self.C = self.root * np.asarray(Y.T @ self.U).T         # V'X'Y = s^1/2 U'Y, (r, L)
+        self.y_sq = float(Y.multiply(Y).sum())
+
+    def to_internal(self, W):
+        return (self.U.T @ np.asarray(self.X @ W)) / self.root        # V'W = s^-1/2 U'X W
+
+    def to_original(self, Wr):
+        return np.asarray(self.X.T @ (self.U @ (Wr / self.root)))    # V Wr = X'U s^-1/2 Wr
+
+    def _rotated_rhs(self, H):
+        return self.root * (self.U.T @ np.asarray(self.Y @ H))
+
+    def _labels_by_scores(self, Wr):
+        return np.asarray(self.Y.T @ (self.U @ (self.root * Wr)))    # A = X V Wr = U s^1/2 Wr
 
 
 class _SquaredFullEngine:
@@ -221,6 +262,14 @@ class _ObservedEngine:
         return H, f + 0.5 * lam * float(np.vdot(W, W)), n_inner
 
 
+def _row_side(X) -> bool:
+    """Whether the exact W-step decomposes ``X X'`` rather than ``X'X``: when there are
+    fewer rows than features and more features than :data:`EIG_MAX_FEATURES` (below it the
+    ``d x d`` route is kept, whatever the row count)."""
+    n, d = X.shape
+    return d > EIG_MAX_FEATURES and n < d
+
+
 def _dense_if_smaller(X):
     """``X`` as a dense array when that takes no more memory than its CSR form (about
     two thirds of the entries non-zero: nus-wide's image features, yeast, scene), else
@@ -269,13 +318,17 @@ class LEML(BaseMethod):
     * ``"eig"`` -- squared loss with full labels only: the exact solution of
       ``(X'X) W (H'H) + l2_reg W = X'YH`` from one eigendecomposition of ``X'X``
       (computed once per ``X`` and cached, see :func:`gram_eigh`) and one of ``H'H``;
-      iterations then work in the eigenbasis of ``X'X`` at ``O(d L k)`` cost each;
+      iterations then work in the eigenbasis of ``X'X`` at ``O(d L k)`` cost each.
+      With more than :data:`EIG_MAX_FEATURES` features and fewer rows than features
+      (text sets such as RCV1 subsets: 4,800 rows, 47,236 features) it decomposes the
+      ``n x n`` matrix ``X X'`` instead, the same solution in the row space of ``X``
+      (``O(n^3)`` once, ``O(n L k)`` per iteration, never a ``d x d`` matrix);
     * ``"cg"`` -- squared loss: conjugate gradient on Algorithm 2's (full labels)
       or Algorithm 1's (missing labels) Hessian-vector products;
     * ``"tron"`` -- any loss: trust-region Newton on Algorithm 1's (Algorithm 2's for
       squared loss with full labels) gradient and Hessian-vector products;
     * ``"auto"`` -- ``"eig"`` for squared loss with full labels and at most
-      :data:`EIG_MAX_FEATURES` features, ``"cg"`` for other squared-loss fits,
+      :data:`EIG_MAX_FEATURES` features or rows, ``"cg"`` for other squared-loss fits,
       ``"tron"`` otherwise.
 
     The H-step is exact for squared loss (one shared ``k x k`` system with full
@@ -388,11 +441,12 @@ class LEML(BaseMethod):
         """0.5 for squared loss ({0, 1} targets), 0 for logistic and squared hinge (+-1)."""
         return get_loss(self.loss).threshold
 
-    def _resolve_w_solver(self, loss: Loss, full: bool, n_features: int) -> str:
+    def _resolve_w_solver(self, loss: Loss, full: bool, n_features: int,
+                          n_samples: int = 0) -> str:
         squared = loss.constant_curvature is not None
         solver = self.w_solver
         if solver == "auto":
-            if squared and full and n_features <= EIG_MAX_FEATURES:
+            if squared and full and min(n_features, max(n_samples, 1)) <= EIG_MAX_FEATURES:
                 return "eig"
             return "cg" if squared else "tron"
         check_w_solver(solver, self.loss, squared, full)
@@ -441,7 +495,7 @@ class LEML(BaseMethod):
         L = Y.shape[1]
         loss = get_loss(self.loss)
         full = observed is None
-        solver = self._resolve_w_solver(loss, full, d)
+        solver = self._resolve_w_solver(loss, full, d, X.shape[0])
         rank = int(min(self.rank, d, L))
         if rank < self.rank:
             log.info("LEML: rank %d clamped to min(n_features, n_labels) = %d", self.rank, rank)
@@ -454,7 +508,9 @@ class LEML(BaseMethod):
             return fit_holdout(self, "l2_reg", log_grid(1.0), X, Y, observed=observed)
         lam = float(self.l2_reg)
         H = self._init_H(Y, observed, rank, rng)
-        if squared and full and solver == "eig":
+        if squared and full and solver == "eig" and _row_side(X):
+            engine = _RowEigEngine(X, Y, lam, gram_eigh(sp.csr_matrix(X.T)))   # of X X'
+        elif squared and full and solver == "eig":
             engine = _EigEngine(X, Y, lam, gram_eigh(X))
         elif squared and full:
             engine = _SquaredFullEngine(_dense_if_smaller(X), Y, lam, solver, self.inner_tol,

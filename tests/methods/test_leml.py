@@ -192,6 +192,52 @@ def test_rotated_path_without_the_cached_projection(monkeypatch):
     np.testing.assert_allclose(model.objective_, reference.objective_, rtol=1e-12)
 
 
+@pytest.mark.parametrize("rotated_max", [None, 0])
+def test_row_side_eig_gives_the_feature_side_solution_on_wide_data(monkeypatch, rotated_max):
+    """Fewer rows than features, more features than EIG_MAX_FEATURES: the exact W-step
+    decomposes X X' (n x n), never X'X, and lands on the same fit."""
+    X, Y, _ = _problem(8, n=20, d=50, L=7, density=0.3)
+    X = sp.vstack([X, sp.csr_matrix((2, 50))]).tocsr()            # zero rows: s = 0 dropped
+    Y = sp.vstack([Y, sp.csr_matrix(np.eye(2, 7))]).tocsr()
+    params = dict(rank=3, l2_reg=0.3, max_iter=6, tol=0, random_state=0)
+    clear_gram_cache()
+    reference = LEML(**params).fit(X, Y)                          # d = 50 <= 5000: X'X
+    assert reference.w_solver_ == "eig" and X in leml_module.GRAM_CACHE
+    clear_gram_cache()
+    monkeypatch.setattr(leml_module, "EIG_MAX_FEATURES", 30)
+    if rotated_max is not None:
+        monkeypatch.setattr(leml_module, "_ROTATED_MAX_ENTRIES", rotated_max)
+    model = LEML(**params).fit(X, Y)
+    assert model.w_solver_ == "eig"
+    assert X not in leml_module.GRAM_CACHE and sp.csr_matrix(X.T) in leml_module.GRAM_CACHE
+    assert leml_module.GRAM_CACHE.nbytes < 50 * 50 * 8           # n x n, not d x d
+    np.testing.assert_allclose(model.W_ @ model.H_.T, reference.W_ @ reference.H_.T,
+                               rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(model.objective_, reference.objective_, rtol=1e-10)
+    assert model.W_.shape == (50, 3)
+    clear_gram_cache()
+
+
+def test_row_side_rotation_keeps_a_row_space_w_and_drops_the_rest():
+    X, Y, _ = _problem(10, n=12, d=30, L=5, density=0.4)
+    engine = leml_module._RowEigEngine(X, Y, 0.1, gram_eigh(sp.csr_matrix(X.T), use_cache=False))
+    rng = np.random.default_rng(0)
+    W_row = np.asarray(X.T @ rng.normal(size=(12, 3)))            # in the row space of X
+    np.testing.assert_allclose(engine.to_original(engine.to_internal(W_row)), W_row,
+                               rtol=1e-8, atol=1e-10)
+    null = rng.normal(size=(30, 3))
+    null -= np.linalg.pinv(X.toarray()) @ (X @ null)              # X null = 0
+    np.testing.assert_allclose(engine.to_internal(null), 0.0, atol=1e-10)
+
+
+def test_auto_w_solver_is_iterative_when_rows_and_features_both_exceed_the_limit(monkeypatch):
+    X, Y, _ = _problem(9, n=20, d=50, L=7, density=0.3)
+    monkeypatch.setattr(leml_module, "EIG_MAX_FEATURES", 19)
+    assert LEML(rank=3, l2_reg=0.3, max_iter=2).fit(X, Y).w_solver_ == "cg"
+    monkeypatch.setattr(leml_module, "EIG_MAX_FEATURES", 20)
+    assert LEML(rank=3, l2_reg=0.3, max_iter=2).fit(X, Y).w_solver_ == "eig"
+
+
 # ---------------------------------------------------------------------------
 # Missing labels conventions
 # ---------------------------------------------------------------------------
