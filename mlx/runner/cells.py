@@ -581,6 +581,8 @@ def _serve_cells(conn, threads: int, parent: int) -> None:
     """A budgeted worker's loop: run each ``(cell, kernel threads)`` received on ``conn``
     and send its record back, until the parent closes the pipe."""
     _init_worker(threads, parent)
+    _warm_up()
+    conn.send(_READY)                   # start-up done: the parent may hand a cell over
     while True:
         try:
             task = conn.recv()
@@ -589,8 +591,26 @@ def _serve_cells(conn, threads: int, parent: int) -> None:
         conn.send(run_cell(*task))
 
 
+def _warm_up() -> None:
+    """Import what every cell needs (numpy, SciPy, the data protocol, the method base class
+    with scikit-learn) before a budgeted worker reports itself started."""
+    import threadpoolctl  # noqa: F401
+
+    import mlx.methods.base  # noqa: F401
+    import mlx.numerics.spmm  # noqa: F401
+    import mlx.runner.protocol  # noqa: F401
+
+
+_READY = "ready"
+"""What a budgeted worker sends once it has started, before its first cell."""
+
+
 class _Worker:
-    """One spawned process of :func:`_run_budgeted`, running one cell at a time."""
+    """One spawned process of :func:`_run_budgeted`, running one cell at a time.
+
+    A worker gets a cell only once it has reported itself started (``ready``), so that a
+    cell's budget never pays for starting a process (about a second: the interpreter and
+    the imports)."""
 
     def __init__(self, ctx, threads: int):
         self.conn, child = ctx.Pipe()
@@ -598,7 +618,19 @@ class _Worker:
                                 daemon=True, name="mlx-cell")
         self.proc.start()
         child.close()
-        self.cell, self.started = None, 0.0
+        self.cell, self.started, self.ready = None, 0.0, False
+
+    def hear_ready(self) -> None:
+        """Take the start-up message; a process that ended before sending it is an error."""
+        try:
+            message = self.conn.recv()
+        except (EOFError, OSError):
+            self.proc.join(5.0)
+            raise RuntimeError(f"a worker process for budgeted cells ended while starting "
+                               f"(exit code {self.proc.exitcode})") from None
+        if message != _READY:                                     # pragma: no cover
+            raise RuntimeError(f"a starting worker process sent {message!r}")
+        self.ready = True
 
     def give(self, cell, per_cell: int) -> None:
         self.conn.send((cell, per_cell))
@@ -627,7 +659,8 @@ def _run_budgeted(cells, *, jobs, per_cell, threads, on_done, on_start) -> None:
     """Run ``cells`` on ``jobs`` spawned workers, each fed one cell at a time; a cell still
     running ``cell.budget`` seconds after it was handed over is stopped (its worker killed
     and replaced) and passed to ``on_done`` as :func:`over_budget_record`. Its clock starts
-    when the cell reaches the worker: loading the data, selection, fit and scoring count."""
+    when the cell reaches a started worker: loading the data, selection, fit and scoring
+    count, starting a worker process (its interpreter and imports) does not."""
     from multiprocessing.connection import wait as wait_ready
 
     ctx = get_context("spawn")
@@ -635,20 +668,30 @@ def _run_budgeted(cells, *, jobs, per_cell, threads, on_done, on_start) -> None:
     workers = []
     try:
         workers += [_Worker(ctx, threads) for _ in range(max(1, min(jobs, len(cells))))]
+        pending = None                  # the next cell, while no started worker is free
         while True:
             for w in workers:
-                cell = None if w.cell is not None else next(queue, None)
-                if cell is not None:
+                if w.cell is None and w.ready:
+                    cell = pending if pending is not None else next(queue, None)
+                    pending = None
+                    if cell is None:
+                        break
                     w.give(cell, per_cell)
                     if on_start is not None:
                         on_start(cell)
+            if pending is None:
+                pending = next(queue, None)
             busy = [w for w in workers if w.cell is not None]
-            if not busy:
+            starting = [w for w in workers if not w.ready]
+            if not busy and pending is None:
                 return
             deadlines = [d for d in (w.deadline() for w in busy) if d is not None]
             timeout = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
-            ready = wait_ready([w.conn for w in busy], timeout)
+            ready = wait_ready([w.conn for w in busy + starting], timeout)
             now = time.monotonic()
+            for w in starting:
+                if w.conn in ready:
+                    w.hear_ready()
             for w in busy:
                 if w.conn in ready:
                     cell = w.cell

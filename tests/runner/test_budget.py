@@ -1,5 +1,6 @@
 """Per-method time budgets: a cell over its budget is stopped and recorded, never dropped."""
 
+import os
 import re
 import textwrap
 
@@ -72,6 +73,24 @@ def test_cell_over_a_tiny_budget_is_stopped_and_recorded_the_others_finish(tmp_p
     table = (out / "table.md").read_text()
     assert "| LEML | 0.2 | over_budget | over_budget |" in table
     assert "- LEML (k/L=0.2, observed=1.0, rep=1): over_budget: stopped after" in table
+
+
+def test_a_worker_start_up_is_not_charged_to_the_first_cell_budget(tmp_path, monkeypatch):
+    """Every budgeted worker here takes 3 s to start (a sitecustomize that sleeps): with
+    2 s budgets the cells must still finish, their clocks starting once the worker is up."""
+    slow = tmp_path / "slow"
+    slow.mkdir()
+    (slow / "sitecustomize.py").write_text("import time\ntime.sleep(3)\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(slow)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    out = tmp_path / "out"
+    config = write(tmp_path, budget="2").read_text().replace("budget: 600", "budget: 2")
+    (tmp_path / "c.yaml").write_text(config)
+    r = invoke("run", str(tmp_path / "c.yaml"), "-o", str(out), "-j", "1", "-q")
+    assert r.exit_code == 0, r.output
+    frame = results(out).drop_duplicates("cell_id")
+    assert set(frame["status"]) == {"ok"}, frame[["label", "status", "message"]]
+    assert (frame.loc[frame["label"] != "constant", "cell_seconds"] < 2).all()
 
 
 @pytest.mark.parametrize("then", ["600", None])
