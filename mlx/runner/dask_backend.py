@@ -141,8 +141,10 @@ def _probe(address: str, host: str, port: int, timeout: float) -> None:
             pass
     sock.close()
     if not 0 < size <= _MAX_HANDSHAKE:
-        shown = head.decode("ascii", "replace").splitlines()[0].strip()[:80]
-        what = f"answered {shown!r}" if head else "closed the connection"
+        what = "closed the connection"
+        if head:                            # (a peer closing at once sent nothing to show)
+            shown = head.decode("ascii", "replace").splitlines()[0].strip()[:80]
+            what = f"answered {shown!r}"
         raise MlxError(f"{address} {what} instead of a Dask handshake: it is not a Dask "
                        f"scheduler; give the scheduler's address ({_PORT_HINT})")
 
