@@ -146,3 +146,41 @@ def test_a_label_with_one_positive_is_trained_and_a_zero_bias_adds_its_row():
     model = BR(loss="squared", l2_reg=0.3, bias=0.0).fit(X, sp.csr_matrix(T))
     assert 1 not in model.untrained_labels_ and model.W_[:, 1].any()
     assert model.W_.shape == (X.shape[1] + 1, T.shape[1]) and model.auto_ == {}
+
+
+# ------------------------------------------------------------------ auto with missing labels
+def _masked_problem(seed=11, n=80, d=6, L=5, ratio=0.5):
+    """Labels planted from X, half of them unobserved: treating the unobserved entries as
+    negatives moves every label's targets."""
+    rng = np.random.default_rng(seed)
+    X = sp.csr_matrix(rng.random((n, d)))
+    full = (X @ rng.standard_normal((d, L)) > 0.2).astype(float)
+    observed = sp.csr_matrix((rng.random((n, L)) < ratio).astype(float))
+    return X, sp.csr_matrix(full).multiply(observed).tocsr(), observed
+
+
+@pytest.mark.parametrize("loss, param", [("squared", "l2_reg"), ("logistic", "C")])
+def test_auto_with_missing_labels_scores_and_refits_on_the_observed_entries(loss, param):
+    from mlx.methods._auto import holdout_split, validation_score
+
+    X, Y, observed = _masked_problem()
+    model = BR(loss=loss).fit(X, Y, observed=observed)
+    choice = model.auto_[param]
+    fit, val = holdout_split(model, X.shape[0])
+
+    def score(value, mask):
+        cand = BR(loss=loss, **{param: value}).fit(X[fit], Y[fit], observed=mask)
+        return validation_score(cand, X[val], Y[val], "multilabel")
+
+    scored = [(v, s) for v, s in zip(choice.grid, choice.scores) if not np.isnan(s)]
+    assert len(scored) >= 3
+    # Each candidate was fitted on the fit rows with their mask ...
+    for value, s in scored:
+        assert s == pytest.approx(score(value, observed[fit]), rel=1e-12, abs=1e-12)
+    # ... which matters here: without it some score would differ.
+    assert any(s != pytest.approx(score(v, None), rel=1e-9, abs=1e-12) for v, s in scored)
+    # The final model is the fit on every row, with the mask, at the chosen value.
+    ref = BR(loss=loss, **{param: choice.value}).fit(X, Y, observed=observed)
+    np.testing.assert_allclose(model.W_, ref.W_, rtol=1e-9, atol=1e-12)
+    unmasked = BR(loss=loss, **{param: choice.value}).fit(X, Y)
+    assert not np.allclose(model.W_, unmasked.W_, rtol=1e-6, atol=1e-9)
