@@ -47,6 +47,7 @@ def test_auto_l2_reg_with_full_labels_takes_the_lowest_gcv_on_the_ridge_path():
     W[:, 2] = 0.0
     np.testing.assert_allclose(model.W_, W, rtol=1e-10, atol=1e-12)
     assert model.converged_ and not model.n_iter_.any() and model.n_iter_.shape == (5,)
+    assert model.n_iter_.dtype == np.int64
     np.testing.assert_array_equal(model.untrained_labels_, [2])
 
 
@@ -60,7 +61,7 @@ def test_auto_with_missing_labels_or_a_cost_chooses_on_a_holdout_split(loss, par
     assert list(model.auto_)[0] == param         # chosen first, before any later choice
 
 
-@pytest.mark.parametrize("bias, procedure", [(-1.0, "gcv"), (0.5, "holdout")])
+@pytest.mark.parametrize("bias, procedure", [(-1.0, "gcv"), (0.5, "holdout"), (0.0, "holdout")])
 def test_auto_l2_reg_avoids_a_gram_matrix_over_the_dense_limit(monkeypatch, bias, procedure):
     # n > d = the limit: without a bias column the smaller Gram matrix (d x d) fits; the bias
     # column makes it one larger than the limit, and the hold-out route is taken instead.
@@ -184,3 +185,37 @@ def test_auto_with_missing_labels_scores_and_refits_on_the_observed_entries(loss
     np.testing.assert_allclose(model.W_, ref.W_, rtol=1e-9, atol=1e-12)
     unmasked = BR(loss=loss, **{param: choice.value}).fit(X, Y)
     assert not np.allclose(model.W_, unmasked.W_, rtol=1e-6, atol=1e-9)
+
+
+def test_the_ridge_cg_stops_after_twice_as_many_iterations_as_features(monkeypatch):
+    # A tolerance of 0 cannot be met: every label runs to the limit, max(100, 2 n_features).
+    X, Y, observed = _problem(seed=3, n=400, d=60, L=3, ratio=0.5)
+    monkeypatch.setattr(br_module, "_RIDGE_RTOL", 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        model = BR(loss="squared", l2_reg=0.3).fit(X, Y, observed=observed)
+    np.testing.assert_array_equal(model.n_iter_, [120, 120, 120])
+    assert model.converged_ is False
+
+
+@pytest.mark.parametrize("missing", [False, True])
+def test_a_multiclass_fit_of_the_squared_loss_adds_no_frequencies(monkeypatch, missing):
+    # GCV path (full labels), or a hold-out choice (the Gram matrix over the limit): either
+    # way the label-frequency fallback is for multi-label tasks only.
+    rng = np.random.default_rng(9)
+    X = sp.csr_matrix(rng.random((60, 8)))
+    Y = sp.csr_matrix(np.eye(3)[np.asarray(X @ rng.standard_normal((8, 3))).argmax(axis=1)])
+    if missing:
+        monkeypatch.setattr(br_module, "_DENSE_MAX", 8)
+    model = BR(loss="squared", bias=1.0, task="multiclass").fit(X, Y)
+    assert model.auto_["l2_reg"].procedure == ("holdout" if missing else "gcv")
+    assert set(model.auto_) == {"l2_reg"}
+    np.testing.assert_array_equal(model.decision_function(X), model._decision_function(X))
+
+
+def test_scoring_rows_of_another_width_names_br():
+    X, Y, _ = _problem(seed=10)
+    model = BR(loss="squared", l2_reg=0.3).fit(X, Y)
+    with pytest.raises(ValueError) as exc:
+        model.decision_function(X[:, :4])
+    assert str(exc.value) == ("BR: X has 4 features, but BR is expecting 9 features as input "
+                              "(it was fitted with 9)")
