@@ -294,3 +294,183 @@ def test_the_fallback_runs_only_after_a_validated_holdout_choice(monkeypatch):
     X, Y = _data(seed=8)
     _auto.fit_holdout(BR(), "C", [0.1, 1.0, 10.0], X, Y)
     assert seen == [1.0]                                   # the candidate at the chosen value
+
+
+# ----------------------------------------------------------------------------- more edges
+def test_an_unscorable_middle_ranks_below_its_neighbours(monkeypatch):
+    def score(method, X, Y, task):                        # nan: no score, as a divergence
+        return float("nan") if method.C == 1.0 else -abs(np.log10(method.C) + 1)
+
+    monkeypatch.setattr(_auto, "validation_score", score)
+    X, Y = _data(seed=9)
+    m = BR()
+    _auto.fit_holdout(m, "C", [0.01, 0.1, 1.0, 10.0, 100.0], X, Y)
+    choice = m.auto_["C"]
+    assert choice.value == 0.1 and np.isnan(choice.scores[2])
+
+
+def test_private_fitted_attributes_of_the_final_fit_stay_behind(monkeypatch):
+    class Probe(BR):
+        def _fit(self, X, Y, *, observed=None):
+            self._scratch_ = "private"
+            return super()._fit(X, Y, observed=observed)
+
+    monkeypatch.setattr(_auto, "validation_score", lambda m, X, Y, task: 0.0)
+    X, Y = _data(seed=10)
+    m = Probe()
+    _auto.fit_holdout(m, "C", [0.1, 1.0, 10.0], X, Y)
+    assert "_scratch_" not in vars(m) and hasattr(m, "W_")
+
+
+def test_auto_with_missing_labels_falls_back_to_the_observed_frequencies():
+    # Features unrelated to the labels: auto ends at the constant, whose frequencies are
+    # counted among each label's observed entries, not among all rows.
+    rng = np.random.default_rng(12)
+    n, L = 150, 6
+    X = sp.csr_matrix(rng.random((n, 30)))
+    Y = sp.csr_matrix((rng.random((n, L)) < np.array([0.45, 0.4, 0.35, 0.3, 0.25, 0.2]))
+                      .astype(float))
+    observed = sp.csr_matrix((rng.random((n, L)) < np.array([0.9, 0.3, 0.9, 0.3, 0.9, 0.3]))
+                             .astype(float))
+    Y = Y.multiply(observed).tocsr()
+    m = BR(random_state=0).fit(X, Y, observed=observed)
+    assert m.auto_[_auto.PRIOR].value == "constant"
+    expected = _auto.log_prior(Y, observed)
+    assert not np.allclose(expected, _auto.log_prior(Y))
+    np.testing.assert_array_equal(m.decision_function(X[:5]), np.tile(expected, (5, 1)))
+
+
+def test_log_prior_of_a_label_observed_once():
+    Y = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 1.0]]))
+    observed = sp.csr_matrix(np.array([[1.0, 1.0], [0.0, 1.0], [0.0, 1.0]]))
+    np.testing.assert_allclose(_auto.log_prior(Y, observed),
+                               np.log((3 * np.array([1.0, 1 / 3]) + 1) / 5), rtol=1e-12)
+
+
+def test_one_right_prediction_is_not_yet_significant():
+    Y = sp.csr_matrix(np.array([[1.0, 0.0]]))
+    assert not _auto._right_more_often(np.array([[1.0, 0.0]]), Y, 0.5)      # 1 < 1.645
+
+
+def test_decision_shift_reads_a_dense_truth_as_the_sparse_one():
+    right = np.linspace(2.0, 1.5, 12)
+    wrong = np.linspace(1.4, 0.6, 12)
+    S = np.r_[right, wrong][None, :]
+    T = np.r_[np.ones(12), np.zeros(12)][None, :]
+    assert _auto._decision_shift(S, T, 0.5) == _auto._decision_shift(S, sp.csr_matrix(T), 0.5)
+    assert _auto._decision_shift(S, T, 0.5) == pytest.approx(1.4 - 0.5, abs=1e-15)
+
+
+@pytest.mark.parametrize("cells, L, rows", [(10, 5, 2), (4, 5, 1), (6, 1, 6)])
+def test_the_fallback_reads_at_most_prior_cells_held_out_scores(monkeypatch, cells, L, rows):
+    seen = []
+
+    class Fixed:
+        threshold = 0.5
+
+        def _decision_function(self, X):
+            seen.append(X.shape[0])
+            return np.zeros((X.shape[0], L))
+
+    monkeypatch.setattr(_auto, "PRIOR_CELLS", cells)
+    n = 40
+    Y = sp.csr_matrix((np.random.default_rng(0).random((n, L)) < 0.4).astype(float))
+    X = np.arange(n, dtype=float)[:, None]
+    m = Fixed()
+    m.auto_ = {}
+    _auto.choose_prior_weight(m, Fixed(), X, Y, None, "multilabel",
+                              _auto.holdout_split(m, n))
+    assert seen[0] == rows
+
+
+def test_fit_prior_weight_fits_nothing_for_another_task(monkeypatch):
+    fits = []
+
+    class Probe(BR):
+        def _fit(self, X, Y, *, observed=None, **kw):
+            fits.append(kw)
+            return super()._fit(X, Y, observed=observed)
+
+    X, Y = _data(seed=11)
+    m = Probe(loss="squared", l2_reg=1.0).fit(X, Y)
+    fits.clear()
+    _auto.fit_prior_weight(m, "l2_reg", 1.0, X, Y, task="multiclass")
+    assert fits == []
+    _auto.fit_prior_weight(m, "l2_reg", 1.0, X, Y, marker="kw")
+    assert fits == [{"marker": "kw"}]                     # the keywords reach the fit
+
+
+class _Scores:
+    """A fitted stand-in whose scores are given (rows looked up by X's single column)."""
+
+    def __init__(self, scores, threshold=0.5):
+        self.scores = scores
+        self.threshold = threshold
+
+    def _decision_function(self, X):
+        return self.scores[np.asarray(X).ravel().astype(int)]
+
+
+@pytest.mark.parametrize("threshold", [0.5, None])
+@pytest.mark.parametrize("noise", [0.05, 0.6, 1.0, 3.0, -1.0])
+def test_the_fallback_records_what_it_scored_and_offsets_by_it(noise, threshold):
+    """Against a slow walk over the weights with the metrics functions: every weight's score
+    (the mean of P@1 and AUC, nan past the chosen one), the records, and the offset
+    ``(w log p - shift) sd`` on the final model's spread."""
+    from mlx.metrics import default_metrics, evaluate, parse_metric
+
+    rng = np.random.default_rng(13)
+    n, L = 300, 5
+    Y = sp.csr_matrix((rng.random((n, L)) < np.array([0.5, 0.3, 0.2, 0.1, 0.05])).astype(float))
+    T = Y.toarray()
+    if noise < 0:                                          # ranks the positives last
+        S = 1.0 - T + 0.1 * rng.standard_normal((n, L))
+    else:
+        S = 0.8 * T + noise * rng.standard_normal((n, L))
+    final = 2.0 * S + 1.0                                  # the final model: another scale
+    X = np.arange(n, dtype=float)[:, None]
+    m = _Scores(final, threshold)
+    m.auto_ = {}
+    fit, val = _auto.holdout_split(m, n)
+    _auto.choose_prior_weight(m, _Scores(S, threshold), X, Y, None, "multilabel", (fit, val))
+
+    metrics = [k for k in default_metrics("multilabel")
+               if not parse_metric(k).family.uses_threshold]
+    F, Yv, prior = S[val], Y[val], _auto.log_prior(Y[fit])
+    sd = _auto._spread(F)
+
+    def res(scores):
+        out = evaluate(lambda B: scores, F, Yv, metrics, auc_degenerate="skip",
+                       batch_size=len(val))
+        return {k: v for k, (v, _) in out.items()}
+
+    const = res(np.tile(prior, (len(val), 1)))
+    scores, chosen = [], None
+    for w in _auto.PRIOR_WEIGHTS:
+        r = const if w == float("inf") else res(F + w * sd * prior)
+        scores.append(float(np.mean([r["p@1"], r["auc"]])))
+        if all(r[k] >= const[k] - 1e-12 for k in metrics):
+            chosen = w
+            break
+    scores += [float("nan")] * (len(_auto.PRIOR_WEIGHTS) - len(scores))
+    prior_choice = m.auto_[_auto.PRIOR]
+    assert prior_choice.procedure == "holdout" and prior_choice.grid == _auto.PRIOR_WEIGHTS
+    np.testing.assert_allclose(prior_choice.scores, scores, rtol=1e-12)
+    full = _auto.log_prior(Y)
+    if chosen == float("inf"):
+        assert prior_choice.value == "constant" and _auto.SHIFT not in m.auto_
+        assert m.prior_offset_[0] == 0.0
+        np.testing.assert_array_equal(m.prior_offset_[1], full)
+        return
+    assert prior_choice.value == chosen
+    shift_choice = m.auto_[_auto.SHIFT]
+    assert (shift_choice.procedure, shift_choice.grid, shift_choice.scores) == ("holdout", (), ())
+    shift = shift_choice.value
+    if threshold is None:
+        assert shift == 0.0
+    else:
+        assert shift == _auto._decision_shift(F + chosen * sd * prior, Yv, threshold) / sd
+    spread = final[val[:_auto.SPREAD_ROWS]].std() if chosen or shift else 0.0
+    assert m.prior_offset_[0] == 1.0
+    np.testing.assert_allclose(m.prior_offset_[1], (chosen * full - shift) * spread,
+                               rtol=1e-12, atol=1e-15)
