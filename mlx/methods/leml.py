@@ -255,7 +255,7 @@ class _ObservedEngine:
         if self.loss.constant_curvature is not None and not self.by_label.full:
             H = ridge_rows(self.by_label, A, lam)
             f = self.by_instance.loss_value(self.loss, A, H) + 0.5 * lam * float(np.vdot(H, H))
-            n_inner = 1
+            n_inner = 0
         else:
             res = self._tron(FactorProblem(self.by_label, A, self.loss, lam), H)
             H, f, n_inner = res.x, res.fun, res.n_iter
