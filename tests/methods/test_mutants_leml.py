@@ -8,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 from mlx.methods import leml as leml_module
-from mlx.methods.leml import LEML
+from mlx.methods.leml import LEML, clear_gram_cache, gram_eigh
 
 # value, first and second derivative in the score, written from their definitions
 _LOSSES = {
@@ -151,6 +151,8 @@ def test_each_outer_iteration_is_an_exact_w_step_then_an_exact_h_step(loss, mask
     assert model.n_iter_ == 3 and not model.converged_ and model.w_solver_ == w_solver
     if mask is not None:
         np.testing.assert_array_equal(model.H_[4], 0.0)
+    if w_solver == "eig":                                         # both steps closed-form
+        assert model.n_inner_iter_ == [(0, 0)] * 3
 
 
 @pytest.mark.parametrize("l2_reg", [0.0, 0.3])
@@ -327,3 +329,15 @@ def test_features_exactly_as_large_dense_as_in_csr_are_made_dense():
     np.testing.assert_array_equal(dense, X.toarray())
     wider = sp.csr_matrix(np.array([[0.0, 1.5, 0.0, -2.0, 0.0]]))
     assert leml_module._dense_if_smaller(wider) is wider
+
+
+def test_gram_eigh_without_the_cache_neither_reads_nor_fills_it():
+    clear_gram_cache()
+    X, _, _ = _problem(11)
+    fresh = gram_eigh(X, use_cache=False)
+    cached = gram_eigh(X)
+    assert cached is not fresh
+    assert gram_eigh(X, use_cache=False) is not cached
+    assert gram_eigh(X) is cached
+    np.testing.assert_allclose(fresh.evals, cached.evals, rtol=1e-12)
+    clear_gram_cache()

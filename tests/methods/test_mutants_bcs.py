@@ -1,0 +1,135 @@
+"""BCS: properties the older tests left open (found by mutation testing): prediction is
+``predict_iter`` rounds of dense per-row posterior updates; ``weight_precision="auto"`` is the
+GCV choice for the compressed labels, checked against dense hat matrices; the stopping rule;
+the divergence error."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from mlx.errors import DivergenceError
+from mlx.methods import bcs as bcs_module
+from mlx.methods.bcs import BCS, infer_labels
+
+
+def _problem(seed=0, n=30, d=5, L=7, mask=None):
+    rng = np.random.default_rng(seed)
+    X = sp.csr_matrix(rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.7))
+    Y = sp.csr_matrix((rng.random((n, L)) < 0.3).astype(float))
+    observed = None
+    if mask is not None:
+        observed = sp.csr_matrix((rng.random((n, L)) < mask).astype(float))
+    return X, Y, observed
+
+
+def _dense_inference(Phi, Z, *, noise_mean, noise_cov, a, b, n_iter):
+    """Per row and with dense inverses: the Gaussian posterior of y given ``z = Phi y + e``
+    under the prior precisions ``E[alpha]``, then ``E[alpha] = (a + 1/2) / (b + E[y^2] / 2)``,
+    ``n_iter`` times from ``E[alpha] = a / b``; the last posterior mean (tests only)."""
+    k, L = Phi.shape
+    out = np.empty((Z.shape[0], L))
+    for i, z in enumerate(Z):
+        e_alpha = np.full(L, a / b)
+        for it in range(n_iter):
+            prec = np.diag(e_alpha)
+            mean = np.linalg.solve(prec + Phi.T @ Phi / noise_mean, Phi.T @ z / noise_mean)
+            cov = np.linalg.inv(prec + Phi.T @ Phi / noise_cov)
+            e_alpha = (a + 0.5) / (b + 0.5 * (mean ** 2 + np.diag(cov)))
+        out[i] = mean
+    return out
+
+
+@pytest.mark.parametrize("predict_iter", [1, 2, 4])
+def test_prediction_is_predict_iter_rounds_of_dense_posterior_updates(predict_iter):
+    X, Y, observed = _problem(1, mask=0.6)
+    params = dict(sigma=0.5, chi=0.4, gamma_shape=0.5, gamma_rate=0.2)
+    model = BCS(rank=3, weight_precision=0.7, predict_iter=predict_iter, random_state=0,
+                **params).fit(X, Y, observed=observed)
+    Xt, _, _ = _problem(2, n=6)
+    expected = _dense_inference(model.Phi_, Xt.toarray() @ model.W_, noise_mean=0.25 + 0.16,
+                                noise_cov=0.16, a=0.5, b=0.2, n_iter=predict_iter)
+    np.testing.assert_allclose(model._decision_function(Xt), expected, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(model.decision_function(Xt), expected, rtol=1e-9, atol=1e-12)
+
+
+def test_infer_labels_in_pair_blocks_equals_one_block(monkeypatch):
+    rng = np.random.default_rng(3)
+    Phi, Z = rng.normal(size=(4, 9)), rng.normal(size=(5, 4))
+    kw = dict(noise_mean=0.3, noise_cov=0.1, gamma_shape=0.5, gamma_rate=0.2, n_iter=3)
+    whole = infer_labels(Phi, Z, **kw)
+    expected = _dense_inference(Phi, Z, noise_mean=0.3, noise_cov=0.1, a=0.5, b=0.2, n_iter=3)
+    np.testing.assert_allclose(whole, expected, rtol=1e-9, atol=1e-12)
+    monkeypatch.setattr(bcs_module, "_WORK_ENTRIES", 9)           # one row of Phi per block
+    pairs = bcs_module._PairProducts(Phi)
+    assert len(pairs.blocks) == 4 and pairs._stored is None
+    np.testing.assert_allclose(infer_labels(Phi, Z, **kw), whole, rtol=1e-12, atol=1e-14)
+
+
+def _dense_gcv(X, T, lam):
+    X = X.toarray()
+    n, d = X.shape
+    H = X @ np.linalg.solve(X.T @ X + lam * np.eye(d), X.T)
+    return np.sum((T - H @ T) ** 2) / (1 - np.trace(H) / n) ** 2
+
+
+@pytest.mark.parametrize("mask", [None, 0.6])
+def test_auto_weight_precision_is_the_lowest_gcv_for_the_compressed_labels(mask):
+    X, Y, observed = _problem(4, n=40, mask=mask)
+    model = BCS(rank=3, random_state=1).fit(X, Y, observed=observed)
+    choice = model.auto_["weight_precision"]
+    assert list(model.auto_)[0] == "weight_precision" and choice.procedure == "gcv"
+    tau2 = 0.3 ** 2 + 0.3 ** 2
+    seen = Y.toarray() * (1 if observed is None else observed.toarray() != 0)
+    T = seen @ model.Phi_.T                                       # Phi y_i, observed positives
+    penalties = np.array(choice.grid) * tau2
+    s_max = np.linalg.eigvalsh(X.toarray().T @ X.toarray())[-1]
+    assert len(penalties) == 34
+    assert penalties[0] == pytest.approx(1e-10 * s_max, rel=1e-9)
+    assert penalties[-1] == pytest.approx(10 * s_max, rel=1e-9)
+    reference = [_dense_gcv(X, T, lam) for lam in penalties]
+    np.testing.assert_allclose(choice.scores, reference, rtol=1e-7)
+    assert choice.value == choice.grid[int(np.argmin(reference))]
+    explicit = BCS(rank=3, weight_precision=choice.value, random_state=1).fit(
+        X, Y, observed=observed)
+    assert explicit.auto_ == {}
+    np.testing.assert_allclose(model.W_, explicit.W_, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(model.elbo_, explicit.elbo_, rtol=1e-12)
+
+
+def test_the_stopping_rule_is_the_first_change_at_most_tol_of_the_bound():
+    X, Y, observed = _problem(5, n=40, mask=0.5)
+    params = dict(rank=3, weight_precision=0.5, random_state=0)
+    e = BCS(max_iter=30, tol=0, **params).fit(X, Y, observed=observed).elbo_
+    changes = [abs(e[i] - e[i - 1]) / abs(e[i]) for i in range(1, len(e))]
+    for tol in (changes[0] * 1.01, changes[0] * 0.99, changes[4], changes[-1] / 2):
+        model = BCS(max_iter=30, tol=tol, **params).fit(X, Y, observed=observed)
+        stop = next((i + 1 for i in range(1, len(e))
+                     if abs(e[i] - e[i - 1]) <= tol * abs(e[i])), None)
+        n = stop if stop is not None else 30
+        assert model.elbo_ == e[:n] and model.n_iter_ == n
+        assert model.converged_ is (stop is not None)
+
+
+def test_equal_change_counts_as_converged():
+    X, Y, observed = _problem(6, mask=0.5)
+    params = dict(rank=3, weight_precision=0.5, random_state=0)
+    e = BCS(max_iter=2, tol=0, **params).fit(X, Y, observed=observed).elbo_
+    change = abs(e[1] - e[0])
+    tol = change / abs(e[1])
+    while tol * abs(e[1]) < change:                               # make the two sides equal
+        tol = np.nextafter(tol, 1.0)
+    while tol * abs(e[1]) > change:
+        tol = np.nextafter(tol, 0.0)
+    if tol * abs(e[1]) != change:
+        pytest.fail("no tolerance equals this relative change exactly")
+    model = BCS(max_iter=5, tol=tol, **params).fit(X, Y, observed=observed)
+    assert model.converged_ and model.n_iter_ == 2
+
+
+def test_a_non_finite_bound_raises_a_divergence_error(monkeypatch):
+    X, Y, _ = _problem(7)
+    monkeypatch.setattr(BCS, "_elbo", staticmethod(lambda *args, **kwargs: float("nan")))
+    with pytest.raises(DivergenceError, match=r"^BCS: the variational bound became non-finite "
+                                              r"at iteration 1; try larger sigma, chi or "
+                                              r"weight_precision, or larger gamma_rate$"):
+        BCS(rank=3, weight_precision=0.5).fit(X, Y)
