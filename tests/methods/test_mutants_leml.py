@@ -251,20 +251,30 @@ def test_closed_form_h_steps_record_no_inner_iterations():
     assert model.n_inner_iter_ == [(1, 1), (1, 1)]
 
 
-def test_inner_tolerance_is_relative_to_the_subproblem_at_zero():
-    """CG and TRON stop once the subproblem's gradient is at most ``inner_tol`` times its norm
-    at zero: a loose tolerance stops them early, a tight one runs them to the limit."""
-    X, Y, _ = _problem(7)
-    for solver in ("cg", "tron"):
-        loose = LEML(rank=2, l2_reg=0.3, max_iter=1, w_solver=solver, inner_tol=0.5,
-                     inner_max_iter=50, init="random", random_state=0).fit(X, Y)
-        tight = LEML(rank=2, l2_reg=0.3, max_iter=1, w_solver=solver, inner_tol=1e-14,
-                     inner_max_iter=3, init="random", random_state=0).fit(X, Y)
-        assert 1 <= loose.n_inner_iter_[0][0] < 10 and tight.n_inner_iter_[0][0] == 3
-        _, grad, _ = _Dense(X, Y, None, "squared", 0.3).sub("W", _random_start(0, 6, 2, None))
-        # W_ is the W-step's result (the H-step does not change W)
-        assert np.linalg.norm(grad(loose.W_)) <= 0.5 * np.linalg.norm(grad(np.zeros((5, 2))))
-        assert np.linalg.norm(grad(tight.W_)) > 1e-14 * np.linalg.norm(grad(np.zeros((5, 2))))
+@pytest.mark.parametrize("loss,mask,w_solver", [
+    ("squared", None, "cg"), ("squared", None, "tron"), ("squared", 0.6, "cg"),
+    ("logistic", None, "tron"), ("logistic", 0.6, "tron")])
+def test_inner_solvers_stop_at_the_first_gradient_below_inner_tol_of_its_norm_at_zero(
+        loss, mask, w_solver):
+    """The first W-step starts at W = 0; CG and TRON stop at the first iterate whose gradient
+    is at most ``inner_tol`` times the norm at zero (W_ is the W-step's result: the H-step does
+    not change W)."""
+    X, Y, observed = _problem(7, mask=mask)
+    _, grad, _ = _Dense(X, Y, observed, loss, 0.3).sub("W", _random_start(0, 6, 2, observed))
+    g0 = np.linalg.norm(grad(np.zeros((5, 2))))
+
+    def fit(inner_tol, inner_max_iter):
+        return LEML(rank=2, l2_reg=0.3, loss=loss, max_iter=1, w_solver=w_solver,
+                    inner_tol=inner_tol, inner_max_iter=inner_max_iter, init="random",
+                    random_state=0).fit(X, Y, observed=observed)
+
+    model = fit(0.02, 50)
+    n = model.n_inner_iter_[0][0]
+    assert 1 < n < 50
+    assert np.linalg.norm(grad(model.W_)) <= 0.02 * g0
+    assert np.linalg.norm(grad(fit(0.02, n - 1).W_)) > 0.02 * g0
+    tight = fit(1e-14, 3)
+    assert tight.n_inner_iter_[0][0] == 3 and np.linalg.norm(grad(tight.W_)) > 1e-14 * g0
 
 
 def test_the_stopping_rule_is_the_first_relative_decrease_at_most_tol():
