@@ -315,6 +315,7 @@ def test_a_perfect_fit_has_objective_zero():
     X = sp.eye(4, format="csr")
     model = LEML(rank=3, l2_reg=0.0, max_iter=3, tol=0, w_solver="eig").fit(X, Y)
     assert 0.0 <= model.objective_[-1] < 1e-12
+    assert model.n_iter_ == 3 and not model.converged_           # tol=0: every iteration runs
     np.testing.assert_allclose(model.decision_function(X), Y.toarray(), atol=1e-6)
 
 
@@ -351,3 +352,25 @@ def test_gram_eigh_without_the_cache_neither_reads_nor_fills_it():
     assert gram_eigh(X) is cached
     np.testing.assert_allclose(fresh.evals, cached.evals, rtol=1e-12)
     clear_gram_cache()
+
+
+def test_fitted_attributes_of_an_explicit_fit():
+    X, Y, observed = _problem(12, mask=0.6)
+    model = LEML(rank=9, l2_reg=0.3, max_iter=2).fit(X, Y, observed=observed)
+    assert model.auto_ == {}
+    assert (model.rank_, model.n_features_in_, model.n_labels_) == (5, 5, 6)
+    assert model.W_.shape == (5, 5) and model.H_.shape == (6, 5)
+    assert model.W_.flags.c_contiguous and model.H_.flags.c_contiguous
+
+
+def test_auto_l2_reg_is_chosen_on_the_documented_grid_and_keeps_the_missing_labels():
+    X, Y, observed = _problem(13, n=40, mask=0.6)
+    T = Y.toarray()
+    T[:, 3] = 1.0                                                 # positives ...
+    observed = sp.csr_matrix(observed.toarray() * (np.arange(6) != 3))   # ... never observed
+    model = LEML(rank=2, max_iter=3).fit(X, sp.csr_matrix(T), observed=observed)
+    choice = model.auto_["l2_reg"]
+    assert choice.grid[0] == pytest.approx(1e-4) and choice.grid[-1] == pytest.approx(1e4)
+    assert choice.value in choice.grid
+    np.testing.assert_array_equal(model.H_[3], 0.0)
+    assert LEML(rank=2, max_iter=3, l2_reg=choice.value).fit(X, Y).auto_ == {}
