@@ -363,7 +363,7 @@ def test_fitted_attributes_of_an_explicit_fit():
     assert model.W_.flags.c_contiguous and model.H_.flags.c_contiguous
 
 
-def test_auto_l2_reg_is_chosen_on_the_documented_grid_and_keeps_the_missing_labels():
+def test_auto_l2_reg_is_chosen_on_the_documented_grid_and_fits_with_the_missing_labels():
     X, Y, observed = _problem(13, n=40, mask=0.6)
     T = Y.toarray()
     T[:, 3] = 1.0                                                 # positives ...
@@ -373,4 +373,5 @@ def test_auto_l2_reg_is_chosen_on_the_documented_grid_and_keeps_the_missing_labe
     assert choice.grid[0] == pytest.approx(1e-4) and choice.grid[-1] == pytest.approx(1e4)
     assert choice.value in choice.grid
     np.testing.assert_array_equal(model.H_[3], 0.0)
+    assert model.w_solver_ == "cg"                        # fitted with missing labels
     assert LEML(rank=2, max_iter=3, l2_reg=choice.value).fit(X, Y).auto_ == {}
