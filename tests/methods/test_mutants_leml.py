@@ -375,3 +375,11 @@ def test_auto_l2_reg_is_chosen_on_the_documented_grid_and_fits_with_the_missing_
     np.testing.assert_array_equal(model.H_[3], 0.0)
     assert model.w_solver_ == "cg"                        # fitted with missing labels
     assert LEML(rank=2, max_iter=3, l2_reg=choice.value).fit(X, Y).auto_ == {}
+
+
+def test_scoring_rows_with_another_feature_count_names_leml():
+    X, Y, _ = _problem(14)
+    model = LEML(rank=2, l2_reg=0.3, max_iter=1).fit(X, Y)
+    with pytest.raises(ValueError, match=r"^LEML: X has 4 features, but LEML is expecting 5 "
+                                         r"features as input \(it was fitted with 5\)$"):
+        model.decision_function(X[:, :4])
