@@ -377,8 +377,10 @@ def test_auto_l2_reg_is_chosen_on_the_documented_grid_and_fits_with_the_missing_
     assert LEML(rank=2, max_iter=3, l2_reg=choice.value).fit(X, Y).auto_ == {}
 
 
-def test_scoring_rows_with_another_feature_count_names_leml():
-    X, Y, _ = _problem(14)
+def test_errors_name_leml():
+    X, Y, _ = _problem(15)
+    with pytest.raises(ValueError, match=r"^LEML: X has 30 rows but Y has shape \(29, 6\); "):
+        LEML(rank=2, l2_reg=0.3, max_iter=1).fit(X, Y[:29])
     model = LEML(rank=2, l2_reg=0.3, max_iter=1).fit(X, Y)
     with pytest.raises(ValueError, match=r"^LEML: X has 4 features, but LEML is expecting 5 "
                                          r"features as input \(it was fitted with 5\)$"):
