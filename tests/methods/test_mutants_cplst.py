@@ -103,3 +103,11 @@ def test_errors_name_cplst():
     with pytest.raises(ValueError, match=r"^CPLST: X has 4 features, but CPLST is expecting 5 "
                                          r"features as input \(it was fitted with 5\)$"):
         model.decision_function(X[:, :4])
+
+
+def test_a_partial_mask_is_refused_with_the_full_message():
+    X, Y = _problem(9)
+    partial = sp.csr_matrix(np.eye(*Y.shape))
+    with pytest.raises(ValueError, match=r"^CPLST does not support missing labels: observed must "
+                                         r"be None or mark every entry of Y$"):
+        CPLST(rank=2, l2_reg=0.3).fit(X, Y, observed=partial)
