@@ -143,3 +143,10 @@ def test_errors_name_bcs():
     with pytest.raises(ValueError, match=r"^BCS: X has 4 features, but BCS is expecting 5 "
                                          r"features as input \(it was fitted with 5\)$"):
         model.decision_function(X[:, :4])
+
+
+def test_projection_entries_have_variance_one_over_rank():
+    X, Y, _ = _problem(9)
+    model = BCS(rank=4, weight_precision=0.5, random_state=3).fit(X, Y)
+    expected = np.random.default_rng(3).standard_normal((4, 7)) / 2.0
+    np.testing.assert_array_equal(model.Phi_, expected)
