@@ -135,16 +135,6 @@ def test_a_non_finite_bound_raises_a_divergence_error(monkeypatch):
         BCS(rank=3, weight_precision=0.5).fit(X, Y)
 
 
-def test_errors_name_bcs():
-    X, Y, _ = _problem(8)
-    with pytest.raises(ValueError, match=r"^BCS: X has 30 rows but Y has shape \(29, 7\); "):
-        BCS(rank=2, weight_precision=0.5).fit(X, Y[:29])
-    model = BCS(rank=2, weight_precision=0.5).fit(X, Y)
-    with pytest.raises(ValueError, match=r"^BCS: X has 4 features, but BCS is expecting 5 "
-                                         r"features as input \(it was fitted with 5\)$"):
-        model.decision_function(X[:, :4])
-
-
 def test_projection_entries_have_variance_one_over_rank():
     X, Y, _ = _problem(9)
     model = BCS(rank=4, weight_precision=0.5, random_state=3).fit(X, Y)

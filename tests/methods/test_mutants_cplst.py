@@ -95,16 +95,6 @@ def test_size_limit_is_inclusive_and_its_message_names_both_sizes():
                                  observed_ratio=0.5)) == "cplst does not support missing labels"
 
 
-def test_errors_name_cplst():
-    X, Y = _problem(8, n=30, d=5)
-    with pytest.raises(ValueError, match=r"^CPLST: X has 30 rows but Y has shape \(29, 7\); "):
-        CPLST(rank=2, l2_reg=0.3).fit(X, Y[:29])
-    model = CPLST(rank=2, l2_reg=0.3).fit(X, Y)
-    with pytest.raises(ValueError, match=r"^CPLST: X has 4 features, but CPLST is expecting 5 "
-                                         r"features as input \(it was fitted with 5\)$"):
-        model.decision_function(X[:, :4])
-
-
 def test_a_partial_mask_is_refused_with_the_full_message():
     X, Y = _problem(9)
     partial = sp.csr_matrix(np.eye(*Y.shape))

@@ -8,6 +8,8 @@ import pytest
 import scipy.sparse as sp
 
 from mlx.methods import leml as leml_module
+from mlx.methods.bcs import BCS
+from mlx.methods.cplst import CPLST
 from mlx.methods.leml import LEML, clear_gram_cache, gram_eigh
 
 # value, first and second derivative in the score, written from their definitions
@@ -377,11 +379,16 @@ def test_auto_l2_reg_is_chosen_on_the_documented_grid_and_fits_with_the_missing_
     assert LEML(rank=2, max_iter=3, l2_reg=choice.value).fit(X, Y).auto_ == {}
 
 
-def test_errors_name_leml():
+@pytest.mark.parametrize("method", [LEML(rank=2, l2_reg=0.3, max_iter=1),
+                                    CPLST(rank=2, l2_reg=0.3),
+                                    BCS(rank=2, weight_precision=0.5)],
+                         ids=lambda method: type(method).__name__)
+def test_input_errors_name_the_method(method):
+    name = type(method).__name__
     X, Y, _ = _problem(15)
-    with pytest.raises(ValueError, match=r"^LEML: X has 30 rows but Y has shape \(29, 6\); "):
-        LEML(rank=2, l2_reg=0.3, max_iter=1).fit(X, Y[:29])
-    model = LEML(rank=2, l2_reg=0.3, max_iter=1).fit(X, Y)
-    with pytest.raises(ValueError, match=r"^LEML: X has 4 features, but LEML is expecting 5 "
+    with pytest.raises(ValueError, match=rf"^{name}: X has 30 rows but Y has shape \(29, 6\); "):
+        method.fit(X, Y[:29])
+    method.fit(X, Y)
+    with pytest.raises(ValueError, match=rf"^{name}: X has 4 features, but {name} is expecting 5 "
                                          r"features as input \(it was fitted with 5\)$"):
-        model.decision_function(X[:, :4])
+        method.decision_function(X[:, :4])
