@@ -207,12 +207,19 @@ def test_random_state_moves_the_start_only_on_the_sparse_svd_route(monkeypatch):
 
 
 @pytest.mark.parametrize("mask", [None, 0.6])
-def test_one_cg_iteration_is_a_steepest_descent_step_from_the_current_w(mask):
+@pytest.mark.parametrize("scale", [1.0, 0.1])
+def test_one_cg_iteration_is_a_steepest_descent_step_from_the_current_w(mask, scale):
+    # At scale 0.1 the first exact line search steps past ||g||, TRON's first radius: the two
+    # solvers' single steps differ there.
     X, Y, observed = _problem(5, mask=mask)
-    model = LEML(rank=2, l2_reg=0.3, max_iter=2, tol=0, w_solver="cg", init="random",
+    X = X * scale
+    model = LEML(rank=2, l2_reg=0.01, max_iter=2, tol=0, w_solver="cg", init="random",
                  inner_max_iter=1, random_state=1).fit(X, Y, observed=observed)
-    ref = _Dense(X, Y, observed, "squared", 0.3)
+    ref = _Dense(X, Y, observed, "squared", 0.01)
     W, H = np.zeros((5, 2)), _random_start(1, 6, 2, observed)
+    _, grad, hessp = ref.sub("W", H)
+    g = grad(W)
+    assert bool(np.vdot(g, g) / np.vdot(g, hessp(W, g)) > 1) is (scale < 1)   # first step
     for _ in range(2):
         W = ref.cg_step("W", H, W)
         H = ref.exact("H", W, H)
