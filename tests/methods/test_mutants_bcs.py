@@ -1,14 +1,16 @@
 """BCS: properties the older tests left open (found by mutation testing): prediction is
 ``predict_iter`` rounds of dense per-row posterior updates; ``weight_precision="auto"`` is the
-GCV choice for the compressed labels, checked against dense hat matrices; the stopping rule;
-the divergence error."""
+GCV choice for the compressed labels, checked against dense hat matrices; the label-precision
+terms of the bound with digamma; the stopping rule; the divergence error."""
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from scipy.special import digamma, gammaln
 
 from mlx.errors import DivergenceError
 from mlx.methods import bcs as bcs_module
+from mlx.methods._auto import PRIOR
 from mlx.methods.bcs import BCS, infer_labels
 
 
@@ -94,6 +96,7 @@ def test_auto_weight_precision_is_the_lowest_gcv_for_the_compressed_labels(mask)
     assert explicit.auto_ == {}
     np.testing.assert_allclose(model.W_, explicit.W_, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(model.elbo_, explicit.elbo_, rtol=1e-12)
+    assert PRIOR in model.auto_ and PRIOR not in explicit.auto_  # the fall-back was chosen
 
 
 def test_the_stopping_rule_is_the_first_change_at_most_tol_of_the_bound():
@@ -140,3 +143,28 @@ def test_projection_entries_have_variance_one_over_rank():
     model = BCS(rank=4, weight_precision=0.5, random_state=3).fit(X, Y)
     expected = np.random.default_rng(3).standard_normal((4, 7)) / 2.0
     np.testing.assert_array_equal(model.Phi_, expected)
+
+
+def test_the_change_is_measured_against_the_newest_bound():
+    X, Y, observed = _problem(6, mask=0.5)
+    params = dict(rank=3, weight_precision=0.5, random_state=0)
+    e = BCS(max_iter=2, tol=0, **params).fit(X, Y, observed=observed).elbo_
+    change = abs(e[1] - e[0])
+    assert abs(e[0]) > abs(e[1])                                  # a negative bound rises
+    tol = np.sqrt(change / abs(e[0]) * change / abs(e[1]))      # between the two readings
+    assert tol * abs(e[1]) < change < tol * abs(e[0])
+    model = BCS(max_iter=5, tol=tol, **params).fit(X, Y, observed=observed)
+    assert model.n_iter_ > 2 and model.elbo_[:2] == e
+
+
+@pytest.mark.parametrize("a,b", [(0.5, 0.2), (2.0, 0.7), (1e-6, 1e-6)])
+def test_label_precision_terms_of_the_bound(a, b):
+    """``E_q[log N(y; 0, 1/alpha) + log Gamma(alpha; a, b)] + H[q(alpha)]`` with
+    ``q(alpha) = Gamma(a + 1/2, b + E[y^2] / 2)``, term by term with digamma."""
+    e_y2 = np.array([0.0, 0.3, 1.0, 4.0])
+    a_hat, b_hat = a + 0.5, b + 0.5 * e_y2
+    e_alpha, e_log_alpha = a_hat / b_hat, digamma(a_hat) - np.log(b_hat)
+    expected = (-0.5 * np.log(2 * np.pi) + 0.5 * e_log_alpha - 0.5 * e_alpha * e_y2
+                + a * np.log(b) - gammaln(a) + (a - 1) * e_log_alpha - b * e_alpha
+                + a_hat - np.log(b_hat) + gammaln(a_hat) + (1 - a_hat) * digamma(a_hat))
+    np.testing.assert_allclose(bcs_module._alpha_bound(e_y2, a, b), expected, rtol=1e-10)
