@@ -399,3 +399,27 @@ def test_input_errors_name_the_method(method):
     with pytest.raises(ValueError, match=rf"^{name}: X has 4 features, but {name} is expecting 5 "
                                          r"features as input \(it was fitted with 5\)$"):
         method.decision_function(X[:, :4])
+
+
+@pytest.mark.parametrize("rotated_max", [None, 0])
+def test_row_side_eig_steps_are_the_exact_steps(monkeypatch, rotated_max):
+    """Fewer rows than features beyond EIG_MAX_FEATURES: the W-steps from X X' are exact too
+    (with ``V'X'Y`` kept, and without it)."""
+    X, Y, _ = _problem(16, n=4, d=5)
+    monkeypatch.setattr(leml_module, "EIG_MAX_FEATURES", 4)
+    if rotated_max is not None:
+        monkeypatch.setattr(leml_module, "_ROTATED_MAX_ENTRIES", rotated_max)
+    clear_gram_cache()
+    model = LEML(rank=2, l2_reg=0.3, max_iter=3, tol=0, init="random", random_state=5).fit(X, Y)
+    clear_gram_cache()
+    ref = _Dense(X, Y, None, "squared", 0.3)
+    W, H = np.zeros((5, 2)), _random_start(5, 6, 2, None)
+    objective = []
+    for _ in range(3):
+        W = ref.exact("W", H, W)
+        H = ref.exact("H", W, H)
+        objective.append(ref.objective(W, H))
+    assert model.w_solver_ == "eig" and model.n_inner_iter_ == [(0, 0)] * 3
+    np.testing.assert_allclose(model.W_, W, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(model.H_, H, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(model.objective_, objective, rtol=1e-9)
