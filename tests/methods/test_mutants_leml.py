@@ -98,6 +98,15 @@ class _Dense:
             F = F + t * step
         return F
 
+    def alternate(self, H, n_iter):
+        """``n_iter`` exact W-steps and H-steps from ``W = 0`` and ``H``: ``(W, H, objectives)``."""
+        W, objective = np.zeros((self.X.shape[1], H.shape[1])), []
+        for _ in range(n_iter):
+            W = self.exact("W", H, W)
+            H = self.exact("H", W, H)
+            objective.append(self.objective(W, H))
+        return W, H, objective
+
     def cg_step(self, which, other, F):
         """One conjugate-gradient iteration from ``F``: the steepest-descent step with exact
         line search on the quadratic subproblem."""
@@ -139,12 +148,7 @@ def test_each_outer_iteration_is_an_exact_w_step_then_an_exact_h_step(loss, mask
     model = LEML(rank=2, l2_reg=0.3, loss=loss, max_iter=3, tol=0, w_solver=w_solver,
                  init="random", inner_tol=1e-12, inner_max_iter=500,
                  random_state=5).fit(X, Y, observed=observed)
-    W, H = np.zeros((5, 2)), _random_start(5, 6, 2, observed)
-    objective = []
-    for _ in range(3):
-        W = ref.exact("W", H, W)
-        H = ref.exact("H", W, H)
-        objective.append(ref.objective(W, H))
+    W, H, objective = ref.alternate(_random_start(5, 6, 2, observed), 3)
     rtol = 1e-5 if w_solver == "tron" else 1e-7       # TRON stops on negligible progress
     np.testing.assert_allclose(model.W_, W, rtol=rtol, atol=rtol)
     np.testing.assert_allclose(model.H_, H, rtol=rtol, atol=rtol)
@@ -413,12 +417,7 @@ def test_row_side_eig_steps_are_the_exact_steps(monkeypatch, rotated_max):
     model = LEML(rank=2, l2_reg=0.3, max_iter=3, tol=0, init="random", random_state=5).fit(X, Y)
     clear_gram_cache()
     ref = _Dense(X, Y, None, "squared", 0.3)
-    W, H = np.zeros((5, 2)), _random_start(5, 6, 2, None)
-    objective = []
-    for _ in range(3):
-        W = ref.exact("W", H, W)
-        H = ref.exact("H", W, H)
-        objective.append(ref.objective(W, H))
+    W, H, objective = ref.alternate(_random_start(5, 6, 2, None), 3)
     assert model.w_solver_ == "eig" and model.n_inner_iter_ == [(0, 0)] * 3
     np.testing.assert_allclose(model.W_, W, rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(model.H_, H, rtol=1e-8, atol=1e-10)
