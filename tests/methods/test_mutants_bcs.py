@@ -11,7 +11,7 @@ from scipy.special import digamma, gammaln
 from mlx.errors import DivergenceError
 from mlx.methods import bcs as bcs_module
 from mlx.methods._auto import PRIOR
-from mlx.methods.bcs import BCS, infer_labels
+from mlx.methods.bcs import BCS, infer_labels, label_posterior
 
 
 def _problem(seed=0, n=30, d=5, L=7, mask=None):
@@ -168,3 +168,14 @@ def test_label_precision_terms_of_the_bound(a, b):
                 + a * np.log(b) - gammaln(a) + (a - 1) * e_log_alpha - b * e_alpha
                 + a_hat - np.log(b_hat) + gammaln(a_hat) + (1 - a_hat) * digamma(a_hat))
     np.testing.assert_allclose(bcs_module._alpha_bound(e_y2, a, b), expected, rtol=1e-10)
+
+
+def test_label_posterior_without_covariance_returns_the_mean_only():
+    rng = np.random.default_rng(4)
+    Phi, resid = rng.normal(size=(3, 6)), rng.normal(size=(4, 3))
+    inv_alpha = rng.uniform(0.1, 2.0, size=(4, 6))
+    full = label_posterior(Phi, resid, inv_alpha, noise_mean=0.4, noise_cov=0.2)
+    mean, var, logdet, trace = label_posterior(Phi, resid, inv_alpha, noise_mean=0.4,
+                                               noise_cov=0.2, with_cov=False)
+    assert var is None and logdet is None and trace is None
+    np.testing.assert_array_equal(mean, full[0])
