@@ -7,6 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 import mlx.methods.lsvv as lsvv_module
+from mlx.methods._auto import holdout_split
 from mlx.methods.lsvv import LSVV, multiclass_hinge
 
 
@@ -49,7 +50,10 @@ def _raw_features(seed=0, n=50, d=5, K=3):
 def test_scaling_found_at_fit_is_applied_to_the_rows_scored():
     X, Y = _raw_features()
     m = LSVV(tau_A=1e-3, epochs=4, min_steps=0, random_state=0).fit(X, sp.csr_matrix(Y))
-    assert m.feature_scale_ is not None and "features scaled" in m.message_
+    assert m.message_ == ("LSVV: features scaled by their largest absolute training value "
+                          f"(largest {np.abs(X).max():.4g}; the method assumes features in "
+                          "[-1, 1]); set preprocess: [minmax] to choose the scaling, or "
+                          "scale_features: none")
     scale = 1.0 / np.abs(X).max(axis=0)
     np.testing.assert_allclose(m.decision_function(X), (X * scale) @ m.W_, rtol=1e-12)
     # the returned iterate is the best one: objective (11) of its scores on the training rows
@@ -101,3 +105,68 @@ def test_large_targets_densified_per_batch_fit_as_dense_ones(monkeypatch):
     # and the mask matters on that route too
     unmasked = LSVV(**params).fit(X, Y)
     assert not np.allclose(unmasked.W_, per_batch.W_)
+
+
+def test_scaling_applies_the_labelled_rows_factors_to_the_unlabelled_rows():
+    """With ``scale_features="auto"`` the fit is the fit on features divided by the labelled
+    rows' largest absolute values, the unlabelled rows (graph, bandwidth) included."""
+    X, Y = _raw_features(seed=3, n=40)
+    U = 300.0 * np.random.default_rng(4).standard_normal((20, 5))
+    params = dict(tau_A=1e-3, tau_I=0.05, n_neighbors=4, space="rff", n_components=8,
+                  epochs=3, min_steps=0, random_state=0)
+    auto = LSVV(scale_features="auto", **params).fit(X, sp.csr_matrix(Y), unlabelled=U)
+    scale = 1.0 / np.abs(X).max(axis=0)
+    by_hand = LSVV(scale_features="none", **params).fit(X * scale, sp.csr_matrix(Y),
+                                                         unlabelled=U * scale)
+    np.testing.assert_allclose(auto.W_, by_hand.W_, rtol=1e-10, atol=1e-12)
+    assert auto.rff_.bandwidth == pytest.approx(by_hand.rff_.bandwidth, rel=1e-12)
+
+
+# ----------------------------------------------------------------------------- the proximal step
+@pytest.mark.parametrize("shrink, theta, runs", [
+    ("tail", 3, False),        # theta = min(K, D): nothing is shrunk
+    ("tail", 0, True),         # the trace norm
+    ("tail", 2, True),
+    ("head", 0, False),        # nothing is shrunk
+    ("head", 3, True),
+])
+def test_proximal_steps_run_exactly_when_some_value_is_shrunk(shrink, theta, runs):
+    X, Y, _ = _multilabel(seed=5, n=20, d=6, K=3)
+    m = LSVV(tau_A=0.01, tau_S=0.2, theta=theta, shrink=shrink, batch_size=5, epochs=2,
+             min_steps=0, random_state=0).fit(X, Y)
+    assert m.n_steps_ == 8
+    assert m.n_prox_ == (8 if runs else 0)
+    plain = LSVV(tau_A=0.01, batch_size=5, epochs=2, min_steps=0, random_state=0).fit(X, Y)
+    assert np.array_equal(m.W_, plain.W_) != runs
+
+
+# ----------------------------------------------------------------------------- tau_A="auto"
+def test_auto_tau_a_scores_regression_candidates_by_their_squared_error():
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((60, 5))
+    T = X @ rng.standard_normal((5, 3)) + 0.3 * rng.standard_normal((60, 3))
+    common = dict(task="regression", scale_features="none", epochs=3, min_steps=0,
+                  random_state=0)
+    m = LSVV(tau_A="auto", **common).fit(X, T)
+    choice = m.auto_["tau_A"]
+    fit, val = holdout_split(m, 60)
+    for value, score in zip(choice.grid, choice.scores):
+        if np.isnan(score):
+            continue
+        cand = LSVV(tau_A=value, **common).fit(X[fit], T[fit])
+        assert score == pytest.approx(-np.mean((cand.decision_function(X[val]) - T[val]) ** 2),
+                                      rel=1e-12)
+    final = LSVV(tau_A=choice.value, **common).fit(X, T)
+    np.testing.assert_array_equal(m.W_, final.W_)
+
+
+def test_auto_tau_a_passes_the_unlabelled_rows_to_every_fit():
+    X, Y, _ = _multilabel(seed=7, n=50, d=5, K=3, observed_share=1.0)
+    U = np.random.default_rng(8).standard_normal((30, 5)) + 1.5
+    common = dict(tau_I=0.05, n_neighbors=4, scale_features="none", epochs=3, min_steps=0,
+                  random_state=0)
+    m = LSVV(tau_A="auto", **common).fit(X, Y, unlabelled=U)
+    final = LSVV(tau_A=m.auto_["tau_A"].value, **common).fit(X, Y, unlabelled=U)
+    np.testing.assert_array_equal(m.W_, final.W_)
+    alone = LSVV(tau_A=m.auto_["tau_A"].value, **common).fit(X, Y)
+    assert not np.allclose(alone.W_, final.W_)
