@@ -128,6 +128,7 @@ def test_scaling_applies_the_labelled_rows_factors_to_the_unlabelled_rows():
     ("tail", 0, True),         # the trace norm
     ("tail", 2, True),
     ("head", 0, False),        # nothing is shrunk
+    ("head", 1, True),
     ("head", 3, True),
 ])
 def test_proximal_steps_run_exactly_when_some_value_is_shrunk(shrink, theta, runs):
@@ -170,3 +171,52 @@ def test_auto_tau_a_passes_the_unlabelled_rows_to_every_fit():
     np.testing.assert_array_equal(m.W_, final.W_)
     alone = LSVV(tau_A=m.auto_["tau_A"].value, **common).fit(X, Y)
     assert not np.allclose(alone.W_, final.W_)
+
+
+# ----------------------------------------------------------------------------- Algorithm 1
+def test_first_two_steps_follow_algorithm_1s_step_size_rule():
+    """One mini-batch per epoch (all rows), no safeguard: from W_1 = 0,
+    ``G <- rho G + (1 - rho) ||g||^2``, ``eta = sqrt((M + eps) / (G + eps))``, ``W <- W - eta g``,
+    ``M <- rho M + (1 - rho) ||eta g||^2``, with g the gradient of g(W)."""
+    rng = np.random.default_rng(9)
+    X = rng.standard_normal((12, 4))
+    Y = (rng.random((12, 3)) < 0.5).astype(float)
+    rho, eps, tau_A = 0.8, 0.3, 0.05
+
+    def grad(W):
+        return 2.0 * X.T @ (X @ W - Y) / 12 + 2.0 * tau_A * W
+
+    W, G, M = np.zeros((4, 3)), 0.0, 0.0
+    for epochs in (1, 2):
+        g = grad(W)
+        G = rho * G + (1 - rho) * np.sum(g * g)
+        eta = np.sqrt((M + eps) / (G + eps))
+        W = W - eta * g
+        M = rho * M + (1 - rho) * np.sum((eta * g) ** 2)
+        m = LSVV(tau_A=tau_A, rho=rho, eps=eps, batch_size=12, epochs=epochs, min_steps=0,
+                 safeguard=False, scale_features="none", random_state=0).fit(X, sp.csr_matrix(Y))
+        np.testing.assert_allclose(m.W_, W, rtol=1e-12, atol=1e-15)
+
+
+def test_non_finite_weights_are_a_divergence_error_naming_the_epoch():
+    from mlx.errors import DivergenceError
+
+    rng = np.random.default_rng(0)
+    X = 1e200 * rng.standard_normal((40, 5))                      # overflows in the first step
+    Y = sp.csr_matrix((rng.random((40, 3)) < 0.4).astype(float))
+    with pytest.raises(DivergenceError) as info, np.errstate(all="ignore"):
+        LSVV(tau_A=1e-6, safeguard=False, scale_features="none", epochs=5, min_steps=0,
+             random_state=0).fit(X, Y)
+    assert str(info.value) == ("LSVV: the weights became non-finite in epoch 1; try larger "
+                               "regularisation, a smaller eps or rho, or scaled features")
+
+
+def test_message_joins_the_scaling_note_and_the_empty_labels():
+    X, Y = _raw_features(seed=10, n=40)
+    Y[:, 1] = 0.0                                                  # a label never positive
+    m = LSVV(tau_A=1e-3, epochs=1, min_steps=0, random_state=0).fit(X, sp.csr_matrix(Y))
+    assert m.message_ == (f"LSVV: features scaled by their largest absolute training value "
+                          f"(largest {np.abs(X).max():.4g}; the method assumes features in "
+                          f"[-1, 1]); set preprocess: [minmax] to choose the scaling, or "
+                          f"scale_features: none; 1 of 3 labels have no labelled (observed) "
+                          f"positive example; their weights come from the regularisers only")
