@@ -220,3 +220,18 @@ def test_message_joins_the_scaling_note_and_the_empty_labels():
                           f"[-1, 1]); set preprocess: [minmax] to choose the scaling, or "
                           f"scale_features: none; 1 of 3 labels have no labelled (observed) "
                           f"positive example; their weights come from the regularisers only")
+
+
+# ----------------------------------------------------------------------------- empty outputs
+def test_a_last_class_never_labelled_is_an_empty_output():
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((30, 4))
+    y = rng.integers(0, 3, size=30)                                # class 3 of 4 never seen
+    m = LSVV(task="multiclass", tau_A=1e-3, scale_features="none", epochs=2, min_steps=0,
+             random_state=0).fit(X, _onehot(y, 4))
+    np.testing.assert_array_equal(m.empty_outputs_, [3])
+    assert m.message_ == ("1 of 4 classes have no labelled (observed) positive example; their "
+                          "weights come from the regularisers only")
+    reg = LSVV(task="regression", tau_A=1e-3, scale_features="none", epochs=1, min_steps=0,
+               random_state=0).fit(X, X[:, :2])
+    assert reg.empty_outputs_.size == 0 and reg.empty_outputs_.dtype.kind == "i"  # "of int"
