@@ -235,3 +235,33 @@ def test_a_last_class_never_labelled_is_an_empty_output():
     reg = LSVV(task="regression", tau_A=1e-3, scale_features="none", epochs=1, min_steps=0,
                random_state=0).fit(X, X[:, :2])
     assert reg.empty_outputs_.size == 0 and reg.empty_outputs_.dtype.kind == "i"  # "of int"
+
+
+# ----------------------------------------------------------------------------- unlabelled rows
+def test_median_bandwidth_draws_from_labelled_and_unlabelled_rows():
+    """600 training rows in all: the median heuristic draws 500 of them with ``random_state``
+    (before Omega and b)."""
+    from mlx.numerics.rff import median_distance
+
+    rng = np.random.default_rng(12)
+    X = rng.standard_normal((300, 4)) * 0.2
+    Y = sp.csr_matrix((rng.random((300, 3)) < 0.4).astype(float))
+    U = rng.standard_normal((300, 4)) * 0.2 + 0.5
+    m = LSVV(tau_A=1e-3, space="rff", n_components=6, epochs=1, min_steps=0,
+             random_state=5).fit(X, Y, unlabelled=U)
+    expected = median_distance(np.vstack([X, U]), np.random.default_rng(5))
+    assert m.rff_.bandwidth == pytest.approx(expected, rel=1e-12)
+    assert expected != pytest.approx(median_distance(X, np.random.default_rng(5)), rel=1e-3)
+
+
+@pytest.mark.parametrize("space", ["linear", "rff"])
+def test_unlabelled_rows_enter_the_graph_in_either_space(space):
+    rng = np.random.default_rng(13)
+    X = rng.standard_normal((30, 4)) * 0.3
+    Y = sp.csr_matrix((rng.random((30, 3)) < 0.4).astype(float))
+    U = rng.standard_normal((40, 4)) * 0.3 + 0.6
+    common = dict(tau_A=1e-3, space=space, n_components=6, bandwidth=1.0, tau_I=0.05,
+                  n_neighbors=3, epochs=2, min_steps=0, random_state=0)
+    with_u = LSVV(**common).fit(X, Y, unlabelled=U)
+    without = LSVV(**common).fit(X, Y)
+    assert not np.allclose(with_u.W_, without.W_)
