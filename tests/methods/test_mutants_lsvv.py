@@ -265,3 +265,33 @@ def test_unlabelled_rows_enter_the_graph_in_either_space(space):
     with_u = LSVV(**common).fit(X, Y, unlabelled=U)
     without = LSVV(**common).fit(X, Y)
     assert not np.allclose(with_u.W_, without.W_)
+
+
+def test_unlabelled_rows_with_nan_are_refused_by_name():
+    X, Y, _ = _multilabel(seed=14)
+    U = np.ones((5, 6))
+    U[2, 3] = np.nan
+    with pytest.raises(ValueError) as info:
+        LSVV(tau_A=1e-3, tau_I=0.1, n_neighbors=3, epochs=1, min_steps=0).fit(X, Y, unlabelled=U)
+    assert str(info.value) == ("LSVV: unlabelled contains NaN or infinity; remove or impute "
+                               "those entries before fitting")
+
+
+@pytest.mark.parametrize("graph", ["union", "mutual"])
+def test_the_manifold_term_uses_the_chosen_symmetrisation(graph):
+    from mlx.numerics.knn_graph import graph_laplacian, knn_graph
+
+    rng = np.random.default_rng(15)
+    X = rng.standard_normal((25, 3))
+    Y = sp.csr_matrix((rng.random((25, 2)) < 0.5).astype(float))
+    U = rng.standard_normal((15, 3))
+    m = LSVV(tau_A=1e-3, tau_I=0.1, n_neighbors=4, graph=graph, scale_features="none")
+    problem = m._problem(X, Y, None, U, np.random.default_rng(0))[0]
+    A = np.vstack([X, U])
+    L = graph_laplacian(knn_graph(A, 4, mode=graph)).toarray()
+    other = graph_laplacian(knn_graph(A, 4, mode={"union": "mutual", "mutual": "union"}[graph]))
+    assert not np.allclose(L, other.toarray())
+    W = rng.standard_normal((3, 2))
+    V = problem.manifold.V
+    assert problem.manifold.value(V.T @ W) == pytest.approx(np.trace(W.T @ A.T @ L @ A @ W),
+                                                            rel=1e-10)
