@@ -265,6 +265,9 @@ def test_unlabelled_rows_enter_the_graph_in_either_space(space):
     with_u = LSVV(**common).fit(X, Y, unlabelled=U)
     without = LSVV(**common).fit(X, Y)
     assert not np.allclose(with_u.W_, without.W_)
+    median = {**common, "bandwidth": "median"}                     # no unlabelled row: none
+    np.testing.assert_array_equal(LSVV(**median).fit(X, Y, unlabelled=U[:0]).W_,
+                                  LSVV(**median).fit(X, Y).W_)
 
 
 def test_unlabelled_rows_with_nan_are_refused_by_name():
