@@ -1,0 +1,117 @@
+"""MoM: properties the older tests left open (found by mutation testing): truthful status of
+the power method in the order of the eigenvalues, the one-state fallback, the timings, stored
+zeros and the errors of scoring."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from mlx.data.synthetic import sample_corpus
+from mlx.methods import mom as mom_module
+from mlx.methods.mom import MoM
+
+
+# ----------------------------------------------------------------------------- status
+def test_status_is_the_power_methods_in_the_order_of_the_eigenvalues(monkeypatch):
+    """``n_iter_``, ``component_converged_`` and ``eigenvalues_`` are per eigenpair, sorted by
+    decreasing eigenvalue; ``converged_`` says whether every eigenpair met the test. On this
+    corpus the deflation finds the eigenpairs out of order, unconverged ones included."""
+    found = []
+    power = mom_module.tensor_power_method
+
+    def spy(*args, **kwargs):
+        found.append(power(*args, **kwargs))
+        return found[-1]
+
+    monkeypatch.setattr(mom_module, "tensor_power_method", spy)
+    X, Y, _ = sample_corpus(1000, 20, 5, 3, doc_length=12.0, seed=6)
+    for max_iter in (1, 4, 300):
+        m = MoM(rank=3, max_iter=max_iter, random_state=1).fit(X, Y)
+        res = found[-1]
+        order = np.argsort(-res.eigenvalues)
+        assert not np.array_equal(order, [0, 1, 2])
+        np.testing.assert_array_equal(m.eigenvalues_, res.eigenvalues[order])
+        np.testing.assert_array_equal(m.n_iter_, res.n_iter[order])
+        np.testing.assert_array_equal(m.component_converged_, res.converged[order])
+        assert m.converged_ is bool(res.converged.all())
+        assert np.all(m.n_iter_ <= max_iter) and np.all(np.diff(m.eigenvalues_) <= 0)
+    assert [len(set(r.converged)) for r in found] == [1, 2, 1]   # none, some, all converged
+    assert not found[0].converged.any() and found[2].converged.all()
+
+
+def test_timings_are_the_three_passes_and_their_total():
+    X, Y, _ = sample_corpus(400, 10, 5, 2, doc_length=8.0, seed=1)
+    m = MoM(rank=2, random_state=0).fit(X, Y)
+    t = m.timings_
+    assert set(t) == {"whiten", "power", "labels", "total"}
+    assert all(v >= 0 for v in t.values())
+    assert t["whiten"] + t["power"] + t["labels"] == pytest.approx(t["total"], rel=1e-9)
+
+
+# ----------------------------------------------------------------------------- one state
+def test_without_co_occurrence_one_state_holds_the_marginal_frequencies():
+    """One word per document: ``M2`` has no off-diagonal mass and, with unbiased moments, no
+    positive eigenvalue; the model is one state with the marginal word and label
+    frequencies, and its status says there was nothing to iterate."""
+    X = sp.csr_matrix(np.eye(4)[[0, 0, 0, 1, 3, 3]])
+    Y = sp.csr_matrix(np.array([[1, 0, 1], [1, 0, 0], [0, 1, 0], [1, 0, 0], [0, 1, 1],
+                                [0, 0, 1]], dtype=float))
+    m = MoM(rank=2, moments="unbiased", random_state=0).fit(X, Y)
+    assert m.rank_ == 1
+    np.testing.assert_array_equal(m.prior_, [1.0])
+    np.testing.assert_allclose(m.word_probs_[:, 0], [3 / 6, 1 / 6, 0.0, 2 / 6], rtol=1e-15)
+    np.testing.assert_allclose(m.label_probs_[:, 0], [3 / 8, 2 / 8, 3 / 8], rtol=1e-15)
+    np.testing.assert_array_equal(m.eigenvalues_, [0.0])
+    np.testing.assert_array_equal(m.m2_eigenvalues_, [0.0])
+    np.testing.assert_array_equal(m.n_iter_, [0])
+    np.testing.assert_array_equal(m.component_converged_, [True])
+    assert m.n_iter_.dtype.kind == "i" and m.component_converged_.dtype == bool
+    assert m.converged_ is True and m.n_features_in_ == 4
+    t = m.timings_
+    assert t["power"] == 0.0 and t["labels"] == 0.0 and t["total"] == t["whiten"] >= 0.0
+    # every document gets the label marginals
+    np.testing.assert_allclose(m.decision_function(X), np.tile([3 / 8, 2 / 8, 3 / 8], (6, 1)),
+                               rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------- scoring
+def test_stored_zeros_are_absent_words():
+    X, Y, _ = sample_corpus(400, 10, 5, 2, doc_length=8.0, seed=1)
+    m = MoM(rank=2, eta=0.05, random_state=0).fit(X, Y)
+    rows = sp.csr_matrix(np.array([[3, 0, 2, 0, 0, 0, 0, 1, 0, 0],
+                                   [0, 4, 0, 0, 2, 0, 5, 0, 0, 3]], dtype=float))
+    stored = rows.copy()
+    stored.data[0] = 0.0                                    # an explicit zero for word 0
+    plain = rows.copy()
+    plain[0, 0] = 0.0
+    plain.eliminate_zeros()
+    assert stored.nnz == plain.nnz + 1
+    for rule in ("paper", "code"):
+        m.prediction = rule
+        np.testing.assert_allclose(m.decision_function(stored), m.decision_function(plain),
+                                   rtol=1e-12)
+    # and in fit
+    Xs = X.copy()
+    Xs.data[::7] = 0.0
+    Xp = Xs.copy()
+    Xp.eliminate_zeros()
+    a = MoM(rank=2, random_state=0).fit(Xs, Y)
+    b = MoM(rank=2, random_state=0).fit(Xp, Y)
+    np.testing.assert_allclose(a.word_probs_, b.word_probs_, rtol=1e-10, atol=1e-14)
+
+
+def test_scoring_errors_and_empty_input():
+    X, Y, _ = sample_corpus(400, 10, 5, 2, doc_length=8.0, seed=1)
+    m = MoM(rank=2, random_state=0).fit(X, Y)
+    with pytest.raises(ValueError) as info:
+        m.decision_function(X[:, :9])
+    assert str(info.value) == ("MoM: X has 9 features, but MoM is expecting 10 features as "
+                               "input (it was fitted with 10)")
+    bad = X[:3].toarray()
+    bad[1, 4] = np.nan
+    with pytest.raises(ValueError) as info:
+        m.decision_function(bad)
+    assert str(info.value) == ("MoM: X contains NaN or infinity; remove or impute those "
+                               "entries before fitting")
+    assert m.posterior(X[:0]).shape == (0, 2)
+    assert m.decision_function(X[:0]).shape == (0, 5)
