@@ -95,9 +95,11 @@ def test_stored_zeros_are_absent_words():
     Xs.data[::7] = 0.0
     Xp = Xs.copy()
     Xp.eliminate_zeros()
-    a = MoM(rank=2, random_state=0).fit(Xs, Y)
-    b = MoM(rank=2, random_state=0).fit(Xp, Y)
-    np.testing.assert_allclose(a.word_probs_, b.word_probs_, rtol=1e-10, atol=1e-14)
+    for moments in ("paper", "unbiased"):
+        a = MoM(rank=2, moments=moments, random_state=0).fit(Xs, Y)
+        b = MoM(rank=2, moments=moments, random_state=0).fit(Xp, Y)
+        np.testing.assert_allclose(a.word_probs_, b.word_probs_, rtol=1e-10, atol=1e-14)
+        np.testing.assert_allclose(a.label_probs_, b.label_probs_, rtol=1e-10, atol=1e-14)
 
 
 def test_scoring_errors_and_empty_input():
@@ -115,3 +117,63 @@ def test_scoring_errors_and_empty_input():
                                "entries before fitting")
     assert m.posterior(X[:0]).shape == (0, 2)
     assert m.decision_function(X[:0]).shape == (0, 5)
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_a_word_of_probability_one_and_labels_never_seen():
+    """Every document is the same single word, no label is ever present, no smoothing: the
+    one state has ``P[v|h] = 1`` for that word (its absent-word term stays finite) and a
+    label column with nothing positive is uniform."""
+    X = sp.csr_matrix(np.eye(4)[[0, 0, 0, 0, 0, 0]])
+    Y = sp.csr_matrix((6, 3))
+    m = MoM(rank=1, moments="unbiased", smoothing=0.0, random_state=0).fit(X, Y)
+    np.testing.assert_array_equal(m.word_probs_[:, 0], [1.0, 0.0, 0.0, 0.0])
+    np.testing.assert_allclose(m.label_probs_[:, 0], [1 / 3] * 3, rtol=1e-15)
+    for rule in ("paper", "code"):
+        m.prediction = rule
+        np.testing.assert_allclose(m.decision_function(sp.csr_matrix(np.eye(4))),
+                                   np.full((4, 3), 1 / 3), rtol=1e-12)
+
+
+def test_absent_words_count_only_above_eta_not_at_it():
+    """The paper's rule: absent words with ``P[v|h] > eta`` (strictly) enter the posterior."""
+    X, Y, _ = sample_corpus(400, 10, 5, 2, doc_length=8.0, seed=1)
+    first = MoM(rank=2, smoothing=0.001, random_state=0).fit(X, Y)
+    P = (first.word_probs_ + 0.001 / 10) / 1.001
+    eta = float(np.sort(P.ravel())[-3])                         # the third largest exactly
+    m = MoM(rank=2, smoothing=0.001, eta=eta, random_state=0).fit(X, Y)
+    x = np.zeros(10)
+    x[np.argmin(P.max(axis=1))] = 1.0                            # a word below eta everywhere
+    logp = np.log(m.prior_) + x @ np.log(P)
+    logp = logp + np.where((x == 0)[:, None] & (P > eta), np.log1p(-P), 0.0).sum(axis=0)
+    post = np.exp(logp - logp.max())
+    np.testing.assert_allclose(m.posterior(sp.csr_matrix(x)), [post / post.sum()], rtol=1e-12)
+
+
+def test_negative_counts_are_refused_and_stored_zeros_are_not():
+    X = sp.csr_matrix(np.array([[1.0, 0, 2], [0, 3, 1], [1, 1, 0], [2, 0, 1]]))
+    Y = sp.csr_matrix(np.eye(4, 2))
+    bad = X.copy()
+    bad.data[2] = -1.0
+    with pytest.raises(ValueError) as info:
+        MoM(rank=2, random_state=0).fit(bad, Y)
+    assert str(info.value) == ("MoM: X holds values that are not word counts (e.g. -1); the "
+                               "model reads word occurrences or counts: set binarize=True to use "
+                               "the occurrence pattern X != 0")
+    zero = X.copy()
+    zero.data[2] = 0.0                                           # a stored zero is a count
+    MoM(rank=2, random_state=0).fit(zero, Y)
+
+
+def test_a_partial_label_mask_is_refused():
+    X, Y, _ = sample_corpus(60, 10, 3, 2, doc_length=8.0, seed=2)
+    observed = sp.csr_matrix(np.ones(Y.shape))
+    observed[0, 1] = 0.0
+    observed.eliminate_zeros()
+    with pytest.raises(ValueError) as info:
+        MoM(rank=2, random_state=0).fit(X, Y, observed=observed)
+    assert str(info.value) == ("MoM does not support missing labels: observed must be None or "
+                               "mark every entry of Y")
+    full = MoM(rank=2, random_state=0).fit(X, Y, observed=sp.csr_matrix(np.ones(Y.shape)))
+    np.testing.assert_array_equal(full.label_probs_,
+                                  MoM(rank=2, random_state=0).fit(X, Y).label_probs_)
