@@ -177,3 +177,11 @@ def test_a_partial_label_mask_is_refused():
     full = MoM(rank=2, random_state=0).fit(X, Y, observed=sp.csr_matrix(np.ones(Y.shape)))
     np.testing.assert_array_equal(full.label_probs_,
                                   MoM(rank=2, random_state=0).fit(X, Y).label_probs_)
+
+
+def test_rank_may_equal_the_smaller_dimension():
+    X, Y, _ = sample_corpus(300, 4, 3, 2, doc_length=8.0, seed=3)   # min(n, d) = 4
+    m = MoM(rank=4, random_state=0).fit(X, Y)
+    assert 1 <= m.rank_ <= 4
+    with pytest.raises(ValueError, match="valid: 1 <= rank <= 4$"):
+        MoM(rank=5, random_state=0).fit(X, Y)
