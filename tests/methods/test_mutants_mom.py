@@ -185,3 +185,49 @@ def test_rank_may_equal_the_smaller_dimension():
     assert 1 <= m.rank_ <= 4
     with pytest.raises(ValueError, match="valid: 1 <= rank <= 4$"):
         MoM(rank=5, random_state=0).fit(X, Y)
+
+
+def test_the_rank_error_names_the_rank_and_the_sizes():
+    X, Y, _ = sample_corpus(300, 4, 3, 2, doc_length=8.0, seed=3)
+    with pytest.raises(ValueError) as info:
+        MoM(rank=6, random_state=0).fit(X, Y)
+    assert str(info.value) == (
+        "MoM: rank=6 is larger than the data allow: MoM whitens with 6 eigenvectors of the "
+        "4 x 4 word co-occurrence matrix, whose rank is at most min(n_samples, n_features) = "
+        "min(300, 4); valid: 1 <= rank <= 4")
+
+
+# ----------------------------------------------------------------------------- parameters
+@pytest.mark.parametrize("moments, precision", [("unbiased", "single"), ("paper", "double")])
+def test_every_power_method_parameter_reaches_the_solver(monkeypatch, moments, precision):
+    """The parameters are passed on as documented: the moments to the whitened moments, the
+    starts, cap, tolerance, shift, acceleration, Newton steps (the Hessian products) and the
+    selection precision to the tensor power method."""
+    calls = {}
+    power, whitened = mom_module.tensor_power_method, mom_module.WhitenedMoments
+
+    def power_spy(*args, **kwargs):
+        calls["power"] = kwargs
+        return power(*args, **kwargs)
+
+    def whitened_spy(*args, **kwargs):
+        calls["moments"] = kwargs
+        calls["object"] = whitened(*args, **kwargs)
+        return calls["object"]
+
+    monkeypatch.setattr(mom_module, "tensor_power_method", power_spy)
+    monkeypatch.setattr(mom_module, "WhitenedMoments", whitened_spy)
+    X, Y, _ = sample_corpus(300, 10, 3, 2, doc_length=8.0, seed=4)
+    MoM(rank=2, moments=moments, n_restarts=3, max_iter=17, tol=1e-5, shift=0.25,
+        adaptive_shift=precision == "single", anderson=2, selection_precision=precision,
+        random_state=0).fit(X, Y)
+    assert calls["moments"] == {"moments": moments}
+    got = calls["power"]
+    assert {k: got[k] for k in ("n_restarts", "max_iter", "tol", "shift", "adaptive_shift",
+                                "anderson")} == dict(n_restarts=3, max_iter=17, tol=1e-5,
+                                                     shift=0.25,
+                                                     adaptive_shift=precision == "single",
+                                                     anderson=2)
+    obj = calls["object"]
+    assert got["hessian"] == obj.hessian
+    assert got["selection_products"] == (obj.single_products if precision == "single" else None)
