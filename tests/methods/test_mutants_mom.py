@@ -231,3 +231,27 @@ def test_every_power_method_parameter_reaches_the_solver(monkeypatch, moments, p
     obj = calls["object"]
     assert got["hessian"] == obj.hessian
     assert got["selection_products"] == (obj.single_products if precision == "single" else None)
+
+
+@pytest.mark.parametrize("eigenvalues, prior", [
+    ([1.0, 2.0, 1e-90], [0.8, 0.2, 0.0]),      # 1/lambda^2 = 1, 1/4; below tiny^(1/4): none
+    ([1.0, np.finfo(np.float64).tiny ** 0.25, 2.0], [0.8, 0.0, 0.2]),   # at the bound: none
+    ([0.0, 1e-80, 0.0], [1 / 3, 1 / 3, 1 / 3]),  # nothing usable: uniform
+])
+def test_degenerate_tensor_eigenvalues_get_no_prior_mass(monkeypatch, eigenvalues, prior):
+    """``pi_k = lambda_k^-2``, normalised; an eigenvalue at 0 or so small that its square
+    under- or overflows (at most ``tiny^(1/4)``, about 1.2e-77) carries none, and with none
+    usable the prior is uniform. The states come sorted by decreasing eigenvalue."""
+    power = mom_module.tensor_power_method
+
+    def degenerate(*args, **kwargs):
+        res = power(*args, **kwargs)
+        res.eigenvalues[:] = eigenvalues
+        return res
+
+    monkeypatch.setattr(mom_module, "tensor_power_method", degenerate)
+    X, Y, _ = sample_corpus(300, 10, 3, 3, doc_length=8.0, seed=5)
+    m = MoM(rank=3, random_state=0).fit(X, Y)
+    order = np.argsort(-np.asarray(eigenvalues), kind="stable")
+    np.testing.assert_allclose(m.prior_, np.asarray(prior)[order], rtol=1e-12)
+    np.testing.assert_array_equal(m.eigenvalues_, np.asarray(eigenvalues)[order])
