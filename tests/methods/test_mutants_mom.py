@@ -255,3 +255,12 @@ def test_degenerate_tensor_eigenvalues_get_no_prior_mass(monkeypatch, eigenvalue
     order = np.argsort(-np.asarray(eigenvalues), kind="stable")
     np.testing.assert_allclose(m.prior_, np.asarray(prior)[order], rtol=1e-12)
     np.testing.assert_array_equal(m.eigenvalues_, np.asarray(eigenvalues)[order])
+
+
+def test_m2_eigenvalues_are_the_top_eigenvalues_of_the_paper_second_moment():
+    """``M2 = X'X / sum_d m_d^2`` (moments="paper"), formed densely here."""
+    X, Y, _ = sample_corpus(400, 10, 5, 3, doc_length=8.0, seed=6)
+    m = MoM(rank=3, random_state=0).fit(X, Y)
+    A = X.toarray()
+    M2 = A.T @ A / np.sum(A.sum(axis=1) ** 2)
+    np.testing.assert_allclose(m.m2_eigenvalues_, np.linalg.eigvalsh(M2)[::-1][:3], rtol=1e-8)
