@@ -159,6 +159,7 @@ def test_auto_tau_a_scores_regression_candidates_by_their_squared_error():
                                       rel=1e-12)
     final = LSVV(tau_A=choice.value, **common).fit(X, T)
     np.testing.assert_array_equal(m.W_, final.W_)
+    assert final.auto_ == {}                                        # nothing chosen
 
 
 def test_auto_tau_a_passes_the_unlabelled_rows_to_every_fit():
