@@ -63,10 +63,10 @@ def test_the_sigmoid_note_names_the_largest_value_only_beyond_one():
     X[4, 2] = -1.0                                               # |x| = 1 is within [-1, 1]
     inside = Landmark(similarity="sigmoid", C=10.0, n_landmarks=10, random_state=0).fit(X, T)
     assert inside.message_ == ""
-    X[7, 1] = -2.5
+    X[7, 1] = -1.5
     outside = Landmark(similarity="sigmoid", C=10.0, n_landmarks=10, random_state=0).fit(X, T)
     assert outside.message_ == ("Landmark: the sigmoid similarity assumes features in [-1, 1] "
-                                "(largest |x| here 2.5; its values saturate); add preprocess: "
+                                "(largest |x| here 1.5; its values saturate); add preprocess: "
                                 "[minmax]")
     manhattan = Landmark(C=10.0, n_landmarks=10, random_state=0).fit(X, T)
     assert manhattan.message_ == ""
@@ -181,3 +181,14 @@ def test_orland_is_exc_descent_on_the_centred_landmark_features(fit_intercept):
     b = res.w[12] if fit_intercept else 0.0
     np.testing.assert_allclose(m.intercept_, [b - mean @ res.w[:12]], rtol=1e-10, atol=1e-12)
     assert m.n_iter_[0] == res.n_iter
+
+
+def test_attributes_a_model_does_not_have_are_none():
+    X, T = _regression(10, n=30)
+    kr = Landmark(model="kr", n_landmarks=8, random_state=0).fit(X, T)
+    assert kr.landmarks_ is None and kr.coef_ is None and kr.intercept_ is None
+    assert kr.support_ is None and kr.n_iter_.dtype.kind == "i"
+    np.testing.assert_array_equal(kr.X_train_, X)
+    regland = Landmark(C=10.0, n_landmarks=8, random_state=0).fit(X, T)
+    assert regland.support_ is None and regland.levels_ is None
+    assert regland.n_iter_.dtype.kind == "i" and regland.X_train_ is None
