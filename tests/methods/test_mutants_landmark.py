@@ -191,4 +191,5 @@ def test_attributes_a_model_does_not_have_are_none():
     np.testing.assert_array_equal(kr.X_train_, X)
     regland = Landmark(C=10.0, n_landmarks=8, random_state=0).fit(X, T)
     assert regland.support_ is None and regland.levels_ is None
-    assert regland.n_iter_.dtype.kind == "i" and regland.X_train_ is None
+    assert regland.n_iter_.dtype.kind == "i"
+    assert regland.X_train_ is None and regland.Y_train_ is None
