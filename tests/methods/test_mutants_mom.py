@@ -264,3 +264,14 @@ def test_m2_eigenvalues_are_the_top_eigenvalues_of_the_paper_second_moment():
     A = X.toarray()
     M2 = A.T @ A / np.sum(A.sum(axis=1) ** 2)
     np.testing.assert_allclose(m.m2_eigenvalues_, np.linalg.eigvalsh(M2)[::-1][:3], rtol=1e-8)
+
+
+def test_defaults_are_the_documented_ones():
+    assert MoM().get_params() == dict(
+        rank=10, moments="paper", prediction="paper", eta=0.001, smoothing=0.001,
+        n_restarts=10, max_iter=300, tol=1e-6, shift=0.0, adaptive_shift=True, anderson=5,
+        selection_precision="double", binarize=False, random_state=None)
+    params = dict(rank=3, moments="unbiased", prediction="code", eta=0.01, smoothing=0.1,
+                  n_restarts=2, max_iter=50, tol=1e-4, shift=0.5, adaptive_shift=False,
+                  anderson=0, selection_precision="single", binarize=True, random_state=7)
+    assert MoM(**params).get_params() == params
