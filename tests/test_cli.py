@@ -185,8 +185,9 @@ def test_methods_name_says_how_auto_falls_back_to_the_constant():
             "often than wrong (a one-sided 5% test; the Hamming loss), it lowers every score "
             "to the cut of fewest errors there, or below every score when that cut fails the "
             "test; results.csv's selected column records prior_weight ('constant': the "
-            "frequencies alone) and decision_shift. A GCV path (cplst, bcs, br's squared loss) "
-            "fits one more model on 80% of the rows for it.\n")
+            "frequencies alone) and decision_shift. After a GCV path (cplst, bcs, br's squared "
+            "loss) the held-out scores are the leave-one-out predictions of the training rows, "
+            "from the same eigendecomposition (bcs decodes at most 256 of them).\n")
     for name in ("leml", "cplst", "bcs", "br", "wsabie", "lsvv"):
         r = invoke("methods", name)
         assert r.exit_code == 0 and r.output.endswith(note), name

@@ -21,8 +21,10 @@ predicted), whose P@k and AUC on the same held-out rows are no worse than the co
 when the labels predicted there are not right more often than wrong (Hamming loss), minus the
 common shift that makes the fewest held-out errors: a model which does worse than the label
 frequencies there falls back towards them. Squared-loss models whose penalty comes from a GCV
-path (CPLST, BCS, BR's squared loss) fit one more model, at the chosen penalty on the same 80%
-of the rows, for this choice (:func:`fit_prior_weight`).
+path (CPLST, BCS, BR's squared loss) make this choice on leave-one-out scores of the training
+rows, which the path's eigendecomposition gives in closed form (:func:`loo_prior_weight`: no
+second fit); BCS with missing labels, whose fit iterates, fits one more model at the chosen
+value on the 80% fit rows of a hold-out split (:func:`fit_prior_weight`).
 
 The method keeps what was chosen in ``auto_`` (``{param: AutoChoice}``); the runner writes
 the values into results.csv's ``selected`` column like a ``select`` choice, and a value at an
@@ -41,7 +43,8 @@ from mlx.methods.base import InvalidParameterError
 
 __all__ = ["AUTO", "CONSTANT", "EDGE_NOTE", "FALLBACK_NOTE", "HOLDOUT_FRACTION", "PRIOR",
            "PRIOR_WEIGHTS", "SHIFT", "AutoChoice", "choose_prior_weight", "fit_holdout",
-           "fit_prior_weight", "is_auto", "log_grid", "log_prior", "validation_score"]
+           "fit_prior_weight", "is_auto", "log_grid", "log_prior", "loo_prior_weight",
+           "validation_score"]
 
 AUTO = "auto"
 EDGE_NOTE = "at the end of its auto path"
@@ -63,7 +66,7 @@ SPREAD_ROWS = 256
 standard deviation needs few; some methods' scoring is costly)."""
 PRIOR_CELLS = 1 << 20
 """At most this many held-out scores (8 MB) are kept to choose the weight: the first rows of
-the held-out split up to that size."""
+the held-out split up to that size (leave-one-out scores: that many at random)."""
 
 
 FALLBACK_NOTE = (
@@ -74,8 +77,9 @@ FALLBACK_NOTE = (
     "labels it predicts there are right more often than wrong (a one-sided 5% test; the "
     "Hamming loss), it lowers every score to the cut of fewest errors there, or below every "
     "score when that cut fails the test; results.csv's selected column records prior_weight "
-    "('constant': the frequencies alone) and decision_shift. A GCV path (cplst, bcs, br's "
-    "squared loss) fits one more model on 80% of the rows for it.")
+    "('constant': the frequencies alone) and decision_shift. After a GCV path (cplst, bcs, "
+    "br's squared loss) the held-out scores are the leave-one-out predictions of the "
+    "training rows, from the same eigendecomposition (bcs decodes at most 256 of them).")
 """What ``mlx methods NAME`` prints for a method with an ``auto`` scale parameter."""
 
 
@@ -346,8 +350,6 @@ def choose_prior_weight(method, cand, X, Y, observed, task, split) -> None:
     """
     import scipy.sparse as sp
 
-    from mlx.metrics import default_metrics, evaluate, parse_metric
-
     if not _is_multilabel(task):
         return
     fit, val = split
@@ -357,7 +359,19 @@ def choose_prior_weight(method, cand, X, Y, observed, task, split) -> None:
     if observed is not None:               # an entry outside the observed ones is unknown:
         Yv = Yv.multiply(_stored(observed[val])).tocsr()        # scored as a negative
     F = np.asarray(cand._decision_function(X[val]), dtype=np.float64)
-    prior = log_prior(Y[fit], _rows(observed, fit))
+    _choose_weight(method, F, Yv, log_prior(Y[fit], _rows(observed, fit)),
+                   log_prior(Y, observed), cand.threshold,
+                   lambda: _spread(method._decision_function(X[val[:SPREAD_ROWS]])))
+
+
+def _choose_weight(method, F, Yv, prior, full, threshold, spread) -> None:
+    """The choices of :func:`choose_prior_weight` on held-out scores ``F`` of the rows whose
+    0/1 labels are ``Yv``: ``prior`` the log label frequencies the constant has for them (one
+    row, or one per row), ``full`` those of every training row (the final offset),
+    ``threshold`` the model's decision threshold (None: none), ``spread()`` the final model's
+    spread."""
+    from mlx.metrics import default_metrics, evaluate, parse_metric
+
     sd = _spread(F)
     metrics = [m for m in default_metrics("multilabel")      # the ranking metrics
                if not parse_metric(m).family.uses_threshold]
@@ -379,15 +393,13 @@ def choose_prior_weight(method, cand, X, Y, observed, task, split) -> None:
             break
     scores += [float("nan")] * (len(PRIOR_WEIGHTS) - len(scores))       # not scored
     w = PRIOR_WEIGHTS[best]
-    full = log_prior(Y, observed)
     if w == float("inf"):
         method.prior_offset_ = (0.0, full)
     else:
         shift = 0.0
-        if cand.threshold is not None:
-            shift = _decision_shift(F + w * sd * prior, Yv, cand.threshold) / sd
-        spread = _spread(method._decision_function(X[val[:SPREAD_ROWS]])) if w or shift else 0.0
-        method.prior_offset_ = (1.0, (w * full - shift) * spread)
+        if threshold is not None:
+            shift = _decision_shift(F + w * sd * prior, Yv, threshold) / sd
+        method.prior_offset_ = (1.0, (w * full - shift) * (spread() if w or shift else 0.0))
         record(method, AutoChoice(SHIFT, shift, "holdout", (), ()))
     record(method, AutoChoice(PRIOR, CONSTANT if w == float("inf") else w, "holdout",
                               PRIOR_WEIGHTS, tuple(scores)))
@@ -407,3 +419,33 @@ def fit_prior_weight(method, param: str, value: float, X, Y, *, observed=None,
     cand = type(method)(**{**method.get_params(), param: value})
     cand._fit(X[fit], Y[fit], observed=_rows(observed, fit), **fit_kwargs)
     choose_prior_weight(method, cand, X, Y, observed, task, (fit, val))
+
+
+def loo_prior_weight(method, X, Y, loo_scores, *, task="multilabel",
+                     max_rows: int | None = None) -> None:
+    """:func:`choose_prior_weight` for a model fitted by a GCV path with full labels, on its
+    leave-one-out scores instead of a second fit.
+
+    A ridge fit's prediction of a training row from the other rows comes in closed form from
+    the same eigendecomposition (:func:`mlx.numerics.regpath.leave_one_out`), so the method
+    passes ``loo_scores(rows)``: the final model's leave-one-out scores of those rows. Each
+    costs about one row of prediction, so the rows are every training row (five times the
+    rows of a hold-out split), up to :data:`PRIOR_CELLS` scores and ``max_rows`` when given
+    (then drawn at random from the method's ``random_state``). The constant's score of a row
+    is its leave-one-out label frequency ``log((n_l - y_il + 1) / (n + 1))`` (:func:`log_prior`
+    of the other rows), and the final model's spread is that of the leave-one-out scores.
+    Nothing happens for a task other than multi-label or fewer than 2 rows."""
+    import scipy.sparse as sp
+
+    n, L = Y.shape
+    if not _is_multilabel(task) or n < 2:
+        return
+    m = min(n, max(1, PRIOR_CELLS // max(1, L)), max_rows or n)
+    seed = getattr(method, "random_state", None)
+    rows = np.sort(np.random.default_rng(0 if seed is None else seed).permutation(n)[:m])
+    Y = (sp.csr_matrix(Y) > 0).astype(np.float64)
+    Yv = Y[rows]
+    pos = np.asarray(Y.sum(axis=0), dtype=np.float64).ravel()
+    prior = np.log((pos[None, :] - Yv.toarray() + 1.0) / (n + 1.0))
+    F = np.asarray(loo_scores(rows), dtype=np.float64)
+    _choose_weight(method, F, Yv, prior, log_prior(Y), method.threshold, lambda: _spread(F))

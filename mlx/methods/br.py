@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import scipy.sparse as sp
 
-from mlx.methods._auto import AutoChoice, fit_holdout, fit_prior_weight, is_auto, log_grid, record
+from mlx.methods._auto import AutoChoice, fit_holdout, is_auto, log_grid, loo_prior_weight, record
 from mlx.methods._validation import check_fit_data, check_n_features
 from mlx.methods.base import (
     METHODS,
@@ -25,7 +25,7 @@ from mlx.methods.base import (
 )
 from mlx.methods.table import TABLES, br_skip
 from mlx.numerics.cg import block_cg
-from mlx.numerics.regpath import RidgePath
+from mlx.numerics.regpath import RidgePath, leave_one_out
 from mlx.numerics.ridge import PSDFactor, psd_solve, ridge
 from mlx.numerics.spmm import SparseProducts
 from mlx.numerics.spmm import threads as spmm_threads
@@ -409,7 +409,7 @@ class BR(BaseMethod):
             if bias >= 0:                                         # append the bias column
                 Xb = sp.hstack([X, sp.csr_matrix(np.full((n, 1), bias))], format="csr")
             if is_auto(self.l2_reg):                              # full labels: GCV path
-                W = self._gcv_coef(Xb, pos)
+                W, path = self._gcv_coef(Xb, pos)
                 W[:, ~trained] = 0.0
                 n_iter, converged = np.zeros(W.shape[1], dtype=np.int64), True
             else:
@@ -427,7 +427,9 @@ class BR(BaseMethod):
         self.n_iter_ = n_iter
         self.converged_ = bool(converged)
         if loss == "squared" and is_auto(self.l2_reg):    # a path that ends at the frequencies
-            fit_prior_weight(self, "l2_reg", self.auto_["l2_reg"].value, X, pos, task=task)
+            lam = self.auto_["l2_reg"].value
+            loo_prior_weight(self, X, pos, lambda rows: self._loo_scores(path, lam, Xb, pos, rows),
+                             task=task)
         log.debug("br[%s] fit %d labels (%d untrained) in %.2fs", loss, pos.shape[1],
                   self.untrained_labels_.size, time.perf_counter() - start)
         return self
@@ -438,7 +440,16 @@ class BR(BaseMethod):
         choice = path.choose()
         record(self, AutoChoice("l2_reg", choice.value, "gcv", tuple(choice.grid),
                                 tuple(choice.scores)))
-        return path.coef(choice.value)
+        return path.coef(choice.value), path
+
+    def _loo_scores(self, path, lam: float, Xb, pos, rows) -> np.ndarray:
+        """Leave-one-out scores of training ``rows`` (squared loss, GCV path): each trained
+        label's ridge prediction from the other rows, exact (:func:`leave_one_out`); the
+        labels without a positive below every other score, as :meth:`_decision_function`
+        puts them."""
+        scores = leave_one_out(np.asarray(Xb[rows] @ self.W_), pos[rows],
+                               path.leverage(lam, rows))
+        return self._floor_untrained(scores)
 
     def _fit_regression(self, X, Y, observed):
         """Ridge regression of every target column on its real values."""
@@ -453,7 +464,7 @@ class BR(BaseMethod):
         if bias >= 0:
             Xb = sp.hstack([X, sp.csr_matrix(np.full((n, 1), bias))], format="csr")
         if is_auto(self.l2_reg):
-            self.W_ = self._gcv_coef(Xb, T)
+            self.W_ = self._gcv_coef(Xb, T)[0]
         else:
             self.W_ = ridge(Xb, T, float(self.l2_reg))
         self.bias_ = bias
@@ -471,9 +482,14 @@ class BR(BaseMethod):
         scores = np.asarray(X @ self.W_[:d])
         if self.bias_ >= 0:
             scores += self.bias_ * self.W_[d]
+        return self._floor_untrained(scores)
+
+    def _floor_untrained(self, scores) -> np.ndarray:
+        """``scores`` with the labels that had no positive in training below every other
+        label of their row (and below the threshold)."""
         untrained = self.untrained_labels_
         if untrained.size:
-            trained = np.ones(self.W_.shape[1], dtype=bool)
+            trained = np.ones(scores.shape[1], dtype=bool)
             trained[untrained] = False
             floor = np.full(scores.shape[0], self.threshold)
             if trained.any():

@@ -14,11 +14,11 @@ import time
 import numpy as np
 import scipy.linalg as sla
 
-from mlx.methods._auto import AutoChoice, fit_prior_weight, is_auto, record
+from mlx.methods._auto import AutoChoice, is_auto, loo_prior_weight, record
 from mlx.methods._validation import check_fit_data, check_n_features
 from mlx.methods.base import METHODS, BaseMethod, check_is_fitted
 from mlx.methods.table import TABLES
-from mlx.numerics.regpath import RidgePath
+from mlx.numerics.regpath import RidgePath, leave_one_out
 from mlx.numerics.ridge import psd_solve
 
 __all__ = ["CPLST"]
@@ -175,7 +175,7 @@ class CPLST(BaseMethod):
         col_sums = np.asarray(X.sum(axis=0)).ravel()                      # X'1
         B = (X.T @ P).toarray() - np.outer(col_sums, mean)                # X'Yc  (d, L)
         if is_auto(self.l2_reg):                                          # GCV on the ridge path
-            A = self._gcv_solve(X, P, B, mean)
+            A, path = self._gcv_solve(X, P, B, mean)
         else:
             G = (X.T @ X).toarray()                                       # X'X   (d, d)
             A = psd_solve(G, B, float(self.l2_reg), overwrite_a=True)     # (X'X + lam I)^-1 X'Yc
@@ -193,7 +193,8 @@ class CPLST(BaseMethod):
         self.n_iter_ = 1
         self.converged_ = True
         if is_auto(self.l2_reg):                # a path that ends at the label frequencies
-            fit_prior_weight(self, "l2_reg", self.auto_["l2_reg"].value, X, P)
+            lam = self.auto_["l2_reg"].value
+            loo_prior_weight(self, X, P, lambda rows: self._loo_scores(path, lam, X, P, rows))
         log.debug("cplst fit rank %d (d=%d, L=%d) in %.2fs", rank, d, L,
                   time.perf_counter() - start)
         return self
@@ -202,13 +203,28 @@ class CPLST(BaseMethod):
         """``(X'X + lam I)^-1 X'Yc`` at the penalty of lowest GCV for the centred labels."""
         from mlx.methods.leml import gram_eigh
 
-        eig = gram_eigh(X)
-        t_sq = float(P.multiply(P).sum()) - X.shape[0] * float(mean @ mean)   # ||Yc||^2
-        path = RidgePath(X, None, eig=(eig.evals, eig.evecs, True), t_sq=t_sq, XtT=B)
+        n, d = X.shape
+        t_sq = float(P.multiply(P).sum()) - n * float(mean @ mean)     # ||Yc||^2
+        if d <= n:
+            eig = gram_eigh(X)
+            path = RidgePath(X, None, eig=(eig.evals, eig.evecs, True), t_sq=t_sq, XtT=B)
+        else:                                   # fewer rows than features: the n x n Gram
+            path = RidgePath(X, P.toarray() - mean, t_sq=t_sq)
         choice = path.choose()
         record(self, AutoChoice("l2_reg", choice.value, "gcv", tuple(choice.grid),
                                 tuple(choice.scores)))
-        return path.coef(choice.value)
+        return path.coef(choice.value), path
+
+    def _loo_scores(self, path, lam: float, X, P, rows) -> np.ndarray:
+        """Leave-one-out scores of training ``rows``: the ridge's exact leave-one-out
+        prediction of the projected centred labels ``(y_i - mean) H H'`` (the projection ``H``
+        held fixed) plus the mean of the other rows."""
+        n = X.shape[0]
+        Yr = P[rows].toarray()
+        fitted = np.asarray(X[rows] @ self.W_) @ self.H_.T
+        targets = ((Yr - self.mean_) @ self.H_) @ self.H_.T
+        loo = leave_one_out(fitted, targets, path.leverage(lam, rows))
+        return loo + (n * self.mean_ - Yr) / max(n - 1, 1)
 
     def _decision_function(self, X) -> np.ndarray:
         """Scores ``X W_ H_' + mean_`` of shape (n_rows, n_labels), for any row slice."""

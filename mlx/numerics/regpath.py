@@ -24,7 +24,8 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-__all__ = ["GCVChoice", "RidgePath", "choose_gcv", "gcv_scores", "path_grid", "spectrum"]
+__all__ = ["GCVChoice", "RidgePath", "choose_gcv", "gcv_scores", "leave_one_out", "leverage",
+           "path_grid", "spectrum"]
 
 PATH_DECADES = (-10.0, 1.0)
 """The path runs from ``1e-10`` to ``10`` times the largest eigenvalue of ``X'X``: from
@@ -115,6 +116,35 @@ class RidgePath:
         if self.primal:
             return self.vecs @ scaled
         return np.asarray(self.X.T @ (self.vecs @ scaled))
+
+    def leverage(self, lam: float, rows) -> np.ndarray:
+        """Diagonal entries ``h_ii = x_i'(X'X + lam I)^-1 x_i`` of the hat matrix at ``rows``,
+        from the same eigendecomposition: ``sum_j (x_i'v_j)^2 / (s_j + lam)`` (primal) or
+        ``sum_j u_ij^2 s_j / (s_j + lam)`` (dual); ``O(len(rows) nnz_row len(s))``."""
+        return leverage(self.s, self.vecs, self.primal, self.X, lam, rows)
+
+
+def leverage(s, vecs, primal: bool, X, lam: float, rows) -> np.ndarray:
+    """:meth:`RidgePath.leverage` for a spectrum ``(s, vecs, primal)`` of ``X``
+    (:func:`spectrum`)."""
+    s = np.asarray(s, dtype=np.float64)
+    rows = np.asarray(rows)
+    if primal:
+        Z = X[rows] @ vecs
+        Z = np.asarray(Z.toarray() if sp.issparse(Z) else Z, dtype=np.float64)
+        return np.einsum("ij,ij->i", Z * (1.0 / (s + float(lam))), Z)
+    U = np.asarray(vecs[rows], dtype=np.float64)
+    return np.einsum("ij,ij->i", U * (s / (s + float(lam))), U)
+
+
+def leave_one_out(fitted, targets, h) -> np.ndarray:
+    """Leave-one-out predictions of a linear smoother from its fitted values on all rows:
+    ``(fitted_i - h_ii t_i) / (1 - h_ii)`` per row ``i`` (exact for ridge regression, whose
+    prediction of row ``i`` from the other rows is ``t_i - e_i / (1 - h_ii)``, ``e_i`` the
+    residual; Allen 1974). ``fitted`` and ``targets`` have one row per entry of ``h``."""
+    h = np.asarray(h, dtype=np.float64)[:, None]
+    targets = targets.toarray() if sp.issparse(targets) else np.asarray(targets)
+    return (np.asarray(fitted, dtype=np.float64) - h * targets) / np.maximum(1.0 - h, 1e-12)
 
 
 def gcv_scores(s, q, t_sq: float, n: int, grid) -> np.ndarray:

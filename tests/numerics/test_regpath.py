@@ -60,3 +60,22 @@ def test_the_choice_follows_the_noise_and_flags_the_ends():
     q = np.ones(d)
     inner = choose_gcv(s, q, 50.0, n, grid=[1e-3, 1.0, 1e3])
     assert inner.value in (1e-3, 1.0, 1e3) and inner.edge == (inner.value != 1.0)
+
+
+@pytest.mark.parametrize("shape", [(30, 6), (9, 25)], ids=["primal", "dual"])
+def test_leave_one_out_predictions_are_refits_without_the_row(shape):
+    from mlx.numerics.regpath import leave_one_out
+
+    rng = np.random.default_rng(3)
+    n, d = shape
+    X = sp.csr_matrix(rng.standard_normal((n, d)) * (rng.random((n, d)) < 0.7))
+    T = (rng.random((n, 3)) < 0.4).astype(float)
+    path = RidgePath(X, T)
+    rows = np.array([0, 4, n - 1])
+    for lam in (1e-2, 3.0):
+        h = path.leverage(lam, rows)
+        got = leave_one_out(X[rows] @ path.coef(lam), sp.csr_matrix(T[rows]), h)
+        for j, i in enumerate(rows):
+            keep = np.arange(n) != i
+            W = ridge(X[keep], T[keep], lam)
+            np.testing.assert_allclose(got[j], (X[i] @ W).ravel(), rtol=1e-7, atol=1e-9)
