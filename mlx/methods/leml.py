@@ -101,14 +101,19 @@ class _EigEngine:
     costs ``O(d L k + (d + L) k^2 + k^3)`` and never touches ``X``.
     """
 
-    def __init__(self, X, Y, l2_reg, eig: GramEigen):
+    def __init__(self, X, Y, l2_reg, eig: GramEigen, memo: dict | None = None):
         self.X, self.Y, self.l2_reg = X, Y, l2_reg
         self.evals, self.V = eig.evals, eig.evecs
         d, L = X.shape[1], Y.shape[1]
+        if memo is not None and "C" in memo:                      # same X and Y as before
+            self.C, self.y_sq = memo["C"], memo["y_sq"]
+            return
         self.C = None
         if d * L <= _ROTATED_MAX_ENTRIES:
             self.C = self.V.T @ np.asarray((X.T @ Y).toarray())   # V'X'Y, shape (d, L)
         self.y_sq = float(Y.multiply(Y).sum())
+        if memo is not None:
+            memo.update(C=self.C, y_sq=self.y_sq)
 
     def to_internal(self, W):
         return self.V.T @ W
@@ -473,7 +478,7 @@ class LEML(BaseMethod):
         return np.ascontiguousarray(vt[::-1].T)
 
     # -- fit / predict --------------------------------------------------------
-    def _fit(self, X, Y, *, observed=None):
+    def _fit(self, X, Y, *, observed=None, shared: dict | None = None):
         """Fit ``W`` and ``H`` by alternating minimisation.
 
         Parameters
@@ -483,6 +488,11 @@ class LEML(BaseMethod):
             Non-zero entries are positive labels.
         observed : sparse matrix of shape (n_samples, n_labels), optional
             Stored entries mark the observed pairs; None means all are observed.
+        shared : dict, optional
+            What does not depend on ``l2_reg`` (the initial ``H`` and, with the exact W-step,
+            ``V'X'Y``), kept across the fits of one ``auto`` hold-out walk on the same rows,
+            which differ only in ``l2_reg`` (keyed by the number of rows: the walk's fit rows
+            or all of them). The results are those of fits without it.
 
         Returns
         -------
@@ -505,13 +515,20 @@ class LEML(BaseMethod):
 
         squared = loss.constant_curvature is not None
         if is_auto(self.l2_reg):
-            return fit_holdout(self, "l2_reg", log_grid(1.0), X, Y, observed=observed)
+            return fit_holdout(self, "l2_reg", log_grid(1.0), X, Y, observed=observed,
+                               shared={})
         lam = float(self.l2_reg)
-        H = self._init_H(Y, observed, rank, rng)
+        memo = None if shared is None else shared.setdefault(X.shape[0], {})
+        if memo is not None and "H" in memo:
+            H = memo["H"].copy()
+        else:
+            H = self._init_H(Y, observed, rank, rng)
+            if memo is not None:
+                memo["H"] = H.copy()
         if squared and full and solver == "eig" and _row_side(X):
             engine = _RowEigEngine(X, Y, lam, gram_eigh(sp.csr_matrix(X.T)))   # of X X'
         elif squared and full and solver == "eig":
-            engine = _EigEngine(X, Y, lam, gram_eigh(X))
+            engine = _EigEngine(X, Y, lam, gram_eigh(X), memo)
         elif squared and full:
             engine = _SquaredFullEngine(_dense_if_smaller(X), Y, lam, solver, self.inner_tol,
                                         self.inner_max_iter)
