@@ -17,8 +17,9 @@ Two procedures, the cheapest sound one for each method:
 Multi-label models chosen this way end at the constant predictor (:func:`choose_prior_weight`):
 the model's scores plus ``w * sd * log(label frequency)``, with ``w`` the smallest weight, from
 ``0`` (the model alone) up to the label frequencies alone (the constant's ranking, nothing
-predicted), whose P@k and AUC on the same held-out rows are no worse than the constant's, and,
-when the labels predicted there are not right more often than wrong (Hamming loss), minus the
+predicted), whose P@k on the same held-out rows are no lower than the constant's and whose AUC
+is higher by a one-sided test on the rows (:func:`_no_worse`), and, when the labels predicted
+there are not right more often than wrong (Hamming loss), minus the
 common shift that makes the fewest held-out errors: a model which does worse than the label
 frequencies there falls back towards them. Squared-loss models whose penalty comes from a GCV
 path (CPLST, BCS, BR's squared loss) make this choice on leave-one-out scores of the training
@@ -72,8 +73,9 @@ the held-out split up to that size (leave-one-out scores: that many at random)."
 FALLBACK_NOTE = (
     "auto and the constant: with multi-label data, a fit whose scale is chosen by 'auto' adds "
     "w * sd * log(label frequency) to the model's scores, w the smallest of 0, 1/64 .. 4 "
-    "(factors of 2) and inf (the frequencies alone: the constant predictor) whose P@k and AUC "
-    "on a 20% hold-out split of the training rows are no worse than the constant's; unless the "
+    "(factors of 2) and inf (the frequencies alone: the constant predictor) whose P@k on a 20% "
+    "hold-out split of the training rows are no lower than the constant's and whose AUC there "
+    "is higher by a one-sided 5% test on the rows; unless the "
     "labels it predicts there are right more often than wrong (a one-sided 5% test; the "
     "Hamming loss), it lowers every score to the cut of fewest errors there, or below every "
     "score when that cut fails the test; results.csv's selected column records prior_weight "
@@ -291,6 +293,27 @@ def _right_more_often(scores, Y, threshold: float) -> bool:
     return tp - (n_pred - tp) >= HAMMING_Z * np.sqrt(n_pred)
 
 
+def _no_worse(metric: str, diff) -> bool:
+    """Whether a model's per-row values of a ranking metric minus the constant's (``diff``;
+    NaN: a row the metric skips) show it no worse than the constant on held-out rows.
+
+    P@k: the mean difference is not negative. AUC: the model must be better by a one-sided
+    5% test on the paired rows, ``sum(d) >= 1.645 sqrt(sum(d^2))`` (the form of
+    :func:`_right_more_often`; True when every row ties). The constant's AUC is high (0.8 and
+    more on most label sets: frequent labels are ranked first), so a model is often within
+    the noise of a small split of it, and a difference measured as a hair above 0 turned out a
+    hair below on new rows; a row's AUC differs on almost every row, so the test has the rows
+    it needs, whereas P@k differs on few rows and a test there would hand the ranking to the
+    frequencies wherever the model only ties them."""
+    d = np.asarray(diff, dtype=np.float64)
+    d = d[~np.isnan(d)]
+    if not d.size:
+        return True
+    if metric != "auc":
+        return float(d.mean()) >= -1e-12
+    return float(d.sum()) >= HAMMING_Z * float(np.sqrt(np.dot(d, d))) - 1e-12
+
+
 def _decision_shift(scores, Y, threshold: float) -> float:
     """A shift ``s >= 0`` of the decision threshold (labels predicted: ``scores > threshold +
     s``) that makes the held-out decisions no worse than the constant's (nothing predicted).
@@ -333,9 +356,11 @@ def choose_prior_weight(method, cand, X, Y, observed, task, split) -> None:
     * ranking: ``F + w sd(F) log(p)`` for the weights ``w`` of :data:`PRIOR_WEIGHTS` (``p``:
       the smoothed label frequencies of the fit rows, :func:`log_prior`; ``w = inf``:
       ``log(p)`` alone, which ranks and decides as the constant does). The smallest weight
-      whose P@k and AUC on the held-out rows are none below the constant's is chosen (``inf``
-      always qualifies): the frequencies are a fallback, not a second hyper-parameter tuned on
-      the held-out rows, which would trade the model's own ranking for noise in a small split;
+      whose P@k on the held-out rows are none below the constant's and whose AUC is above it
+      by a one-sided 5% test on the rows (:func:`_no_worse`) is chosen (``inf`` always
+      qualifies: it ties the constant on every row): the frequencies are a fallback, not a
+      second hyper-parameter tuned on the held-out rows, which would trade the model's own
+      ranking for noise in a small split;
     * decisions (Hamming loss), for a model with a threshold: unless the labels it predicts on
       the held-out rows are right more often than wrong, every score is lowered to the cut of
       fewest held-out errors, or to predicting nothing when that cut is not significantly
@@ -370,25 +395,25 @@ def _choose_weight(method, F, Yv, prior, full, threshold, spread) -> None:
     row, or one per row), ``full`` those of every training row (the final offset),
     ``threshold`` the model's decision threshold (None: none), ``spread()`` the final model's
     spread."""
-    from mlx.metrics import default_metrics, evaluate, parse_metric
+    from mlx.metrics import Evaluator, default_metrics, parse_metric
 
     sd = _spread(F)
     metrics = [m for m in default_metrics("multilabel")      # the ranking metrics
                if not parse_metric(m).family.uses_threshold]
 
-    def results(scale: float, offset: np.ndarray) -> dict:
-        res = evaluate(lambda B: scale * B + offset, F, Yv, metrics, auc_degenerate="skip")
-        return {m: v for m, (v, _) in res.items()}
+    def per_row(scores: np.ndarray) -> dict:
+        ev = Evaluator(metrics, auc_degenerate="skip")
+        ev.update(Yv, scores)
+        return {m: ev.values(m) for m in metrics}
 
-    const = results(0.0, prior)
+    const = per_row(np.broadcast_to(prior, F.shape))
     scores, best = [], len(PRIOR_WEIGHTS) - 1          # scores: the mean of P@1 and AUC
     for i, w in enumerate(PRIOR_WEIGHTS):
-        res = const if w == float("inf") else results(1.0, w * sd * prior)
-        kept = [res[m] for m in ("p@1", "auc") if res.get(m) is not None and np.isfinite(res[m])]
-        value = float(np.mean(kept)) if kept else float("nan")
-        scores.append(value)
-        if not any(res[m] is not None and const[m] is not None and np.isfinite(res[m])
-                   and res[m] < const[m] - 1e-12 for m in metrics):
+        res = const if w == float("inf") else per_row(F + w * sd * prior)
+        kept = [float(np.nanmean(res[m])) for m in ("p@1", "auc")
+                if m in res and not np.isnan(res[m]).all()]
+        scores.append(float(np.mean(kept)) if kept else float("nan"))
+        if all(_no_worse(m, res[m] - const[m]) for m in metrics):
             best = i
             break
     scores += [float("nan")] * (len(PRIOR_WEIGHTS) - len(scores))       # not scored
@@ -428,19 +453,21 @@ def loo_prior_weight(method, X, Y, loo_scores, *, task="multilabel",
 
     A ridge fit's prediction of a training row from the other rows comes in closed form from
     the same eigendecomposition (:func:`mlx.numerics.regpath.leave_one_out`), so the method
-    passes ``loo_scores(rows)``: the final model's leave-one-out scores of those rows. Each
-    costs about one row of prediction, so the rows are every training row (five times the
-    rows of a hold-out split), up to :data:`PRIOR_CELLS` scores and ``max_rows`` when given
-    (then drawn at random from the method's ``random_state``). The constant's score of a row
-    is its leave-one-out label frequency ``log((n_l - y_il + 1) / (n + 1))`` (:func:`log_prior`
-    of the other rows), and the final model's spread is that of the leave-one-out scores.
-    Nothing happens for a task other than multi-label or fewer than 2 rows."""
+    passes ``loo_scores(rows)``: the final model's leave-one-out scores of those rows. The
+    rows are as many as :func:`holdout_split` holds out (20%: scoring them costs more than
+    the fit of a cheap model), at most :data:`PRIOR_CELLS` scores and ``max_rows`` when
+    given, drawn at random from the method's ``random_state`` (the hold-out split's own rows
+    when no bound applies). The constant's score of a row is its leave-one-out label frequency
+    ``log((n_l - y_il + 1) / (n + 1))`` (:func:`log_prior` of the other rows), and the final
+    model's spread is that of the leave-one-out scores. Nothing happens for a task other than
+    multi-label or fewer than 2 rows."""
     import scipy.sparse as sp
 
     n, L = Y.shape
     if not _is_multilabel(task) or n < 2:
         return
-    m = min(n, max(1, PRIOR_CELLS // max(1, L)), max_rows or n)
+    n_val = max(1, int(round(HOLDOUT_FRACTION * n)))
+    m = min(n_val, max(1, PRIOR_CELLS // max(1, L)), max_rows or n_val)
     seed = getattr(method, "random_state", None)
     rows = np.sort(np.random.default_rng(0 if seed is None else seed).permutation(n)[:m])
     Y = (sp.csr_matrix(Y) > 0).astype(np.float64)
