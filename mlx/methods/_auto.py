@@ -177,7 +177,9 @@ def fit_holdout(method, param: str, grid, X, Y, *, observed=None, task="multilab
     scored through ``_fit`` and ``_decision_function`` (the runner's contract).
 
     A candidate is a copy of ``method`` with ``param`` set, fitted on 80% of the rows and
-    scored on the other 20% (:func:`validation_score`). The search starts at the middle of
+    scored on the other 20% (:func:`validation_score`; on their first rows up to
+    :data:`PRIOR_CELLS` scores, as the fallback to the constant: scoring costs more than a
+    fit of a cheap model on many labels). The search starts at the middle of
     ``grid``, scores both neighbours, and walks towards the better one while the score keeps
     improving (ties stay put). A copy at the best value is then fitted on all rows and its
     fitted attributes (names ending in ``_``) are copied to ``method``, which is returned
@@ -192,6 +194,7 @@ def fit_holdout(method, param: str, grid, X, Y, *, observed=None, task="multilab
         raise ValueError(f"{type(method).__name__}: {param}='auto' needs at least 2 training "
                          f"rows for its hold-out split (n_samples = {n}); set {param}")
     fit, val = holdout_split(method, n)
+    scored = val[:max(1, PRIOR_CELLS // max(1, Y.shape[1]))]     # at most PRIOR_CELLS scores
     params = method.get_params()
     scores = [float("nan")] * len(grid)
     fitted = {}
@@ -201,7 +204,7 @@ def fit_holdout(method, param: str, grid, X, Y, *, observed=None, task="multilab
             cand = type(method)(**{**params, param: grid[i]})
             try:
                 cand._fit(X[fit], Y[fit], observed=_rows(observed, fit), **fit_kwargs)
-                scores[i] = validation_score(cand, X[val], Y[val], task)
+                scores[i] = validation_score(cand, X[scored], Y[scored], task)
                 fitted[i] = cand
             except DivergenceError:
                 scores[i] = -np.inf

@@ -31,3 +31,16 @@ def test_leml_walk_starts_each_fit_from_one_init_per_row_set_and_equals_cold_fit
         assert _auto.validation_score(cold, X[val], Y[val], "multilabel") == score
     cold = LEML(rank=3, random_state=0, l2_reg=choice.value).fit(X, Y)
     np.testing.assert_array_equal(m._decision_function(X), cold._decision_function(X))
+
+
+def test_the_walk_scores_candidates_on_at_most_prior_cells_held_out_scores(monkeypatch):
+    X, Y = _data()
+    monkeypatch.setattr(_auto, "PRIOR_CELLS", 60)                  # 10 rows of 6 labels
+    rows = []
+    real = _auto.validation_score
+    monkeypatch.setattr(_auto, "validation_score",
+                        lambda cand, Xv, Yv, task: rows.append(Xv.shape[0]) or real(cand, Xv, Yv,
+                                                                                    task))
+    m = LEML(rank=3, random_state=0).fit(X, Y)
+    fit, val = _auto.holdout_split(m, X.shape[0])
+    assert len(val) == 30 and rows and set(rows) == {10}
