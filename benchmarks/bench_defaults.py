@@ -23,8 +23,17 @@ metrics. The benchmark prints:
 
 The test split is read only to print this report, never to choose anything.
 
+``--cpu-cost`` measures only the cost of ``auto``, in CPU seconds of this process
+(``time.process_time``: on a machine shared with other jobs wall times move with their load,
+CPU seconds far less): each method fitted directly on the training rows (with the bias
+column, the default rank and ``random_state=0``) with its defaults, then once with the
+parameter fixed at the value ``auto`` chose, after a warm-up fit; ``br-sq`` is BR with the
+squared loss (its ``l2_reg`` path). A set without an official split is measured on a random
+70% of its rows.
+
     nice -n 10 python benchmarks/bench_defaults.py                  # every present set
     python benchmarks/bench_defaults.py --datasets scene,yeast --no-tuned
+    python benchmarks/bench_defaults.py --cpu-cost --methods cplst,bcs,br-sq,leml
 """
 
 from __future__ import annotations
@@ -52,7 +61,7 @@ TUNED = {   # method -> (parameter its auto chooses, the tuned reference's wide 
     "wsabie": ("learning_rate", _halves(-5, 0)),
     "lsvv": ("tau_A", _halves(-7, -1)),
 }
-SQUARED = {"leml", "cplst", "bcs"}      # auto by a GCV path: cost target 3x; others 6x
+SQUARED = {"leml", "cplst", "bcs", "br-sq"}   # squared loss: cost target 3x; others 6x
 COST_TARGET = {True: 3.0, False: 6.0}
 
 
@@ -224,6 +233,62 @@ def summarise(ds: str, frame: pd.DataFrame, methods: list[str], chosen: dict,
     return [const_row] + rows
 
 
+def cpu_cost(ds: str, methods: list[str]) -> list[dict]:
+    """CPU seconds of one default fit over one fit at the value ``auto`` chose, per method
+    (see the module docstring)."""
+    import time
+
+    import scipy.sparse as sp
+
+    from mlx.config import DEFAULT_RANK_FLOOR, DEFAULT_RANK_RATIO
+    from mlx.data.catalog import dataset_info, load_full, load_split, resolve_dataset
+    from mlx.methods import METHODS
+    from mlx.methods.leml import clear_gram_cache
+
+    spec = resolve_dataset(ds, source=None)
+    if "test" in (dataset_info(ds).get("files") or {}):
+        part = load_split(spec).train
+        X, Y = part.X, part.Y
+    else:
+        full = load_full(spec)
+        rows = np.sort(np.random.default_rng(0).permutation(full.X.shape[0])
+                       [:int(0.7 * full.X.shape[0])])
+        X, Y = full.X[rows], full.Y[rows]
+    X = sp.hstack([sp.csr_matrix(X), np.ones((X.shape[0], 1))], format="csr")
+    Y = sp.csr_matrix(Y)
+    L = Y.shape[1]
+    rank = max(max(1, int(round(DEFAULT_RANK_RATIO * L))), min(L, DEFAULT_RANK_FLOOR))
+    out = []
+    for m in methods:
+        name = "br" if m == "br-sq" else m
+        if name not in TUNED:
+            continue
+        cls = METHODS.get(name)
+        kw = {"rank": rank} if getattr(cls, "uses_rank", False) else {}
+        if m == "br-sq":
+            kw["loss"] = "squared"
+        param = "l2_reg" if m == "br-sq" else TUNED[m][0]
+        try:
+            cls(**kw, random_state=0).fit(X[:60], Y[:60])                      # warm-up
+            clear_gram_cache()
+            t = time.process_time()
+            auto = cls(**kw, random_state=0).fit(X, Y)
+            t_auto = time.process_time() - t
+            value = auto.auto_[param].value
+            clear_gram_cache()
+            t = time.process_time()
+            cls(**kw, random_state=0, **{param: value}).fit(X, Y)
+            t_fixed = time.process_time() - t
+        except Exception as exc:                  # e.g. a method that skips these dimensions
+            out.append({"dataset": ds, "method": m, "note": str(exc)[:80]})
+            continue
+        prior = auto.auto_.get("prior_weight")
+        out.append({"dataset": ds, "method": m, "auto": value,
+                    "prior": None if prior is None else prior.value,
+                    "auto cpu s": t_auto, "fixed cpu s": t_fixed, "cost x": t_auto / t_fixed})
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", default=None,
@@ -232,9 +297,13 @@ def main() -> int:
     ap.add_argument("--no-tuned", action="store_true", help="skip the tuned references")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--csv", default=None, help="also write the table to this file")
+    ap.add_argument("--cpu-cost", action="store_true",
+                    help="only the cost of auto, in CPU seconds (see above)")
     args = ap.parse_args()
     datasets = args.datasets.split(",") if args.datasets else multilabel_datasets()
     methods = args.methods.split(",") if args.methods else multilabel_methods()
+    if args.cpu_cost:
+        return report_cpu_cost(datasets, methods, args.csv)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         warm_up(methods, args.jobs, Path(tmp))
@@ -273,6 +342,28 @@ def main() -> int:
                          f"({'ok' if ratios.max() <= target else 'MISSED'}; target <= "
                          f"{target:g}x)")
         print("  ".join(parts))
+    return 0
+
+
+def report_cpu_cost(datasets: list[str], methods: list[str], csv: str | None) -> int:
+    rows = []
+    for ds in datasets:
+        part = cpu_cost(ds, methods)
+        rows += part
+        with pd.option_context("display.width", 250, "display.max_columns", 30):
+            print(pd.DataFrame(part).to_string(index=False, float_format=lambda x: f"{x:.4g}"),
+                  flush=True)
+    table = pd.DataFrame(rows)
+    if csv:
+        table.to_csv(csv, index=False)
+    print("\n== cost of auto, CPU seconds ==")
+    for m in methods:
+        ratios = table.loc[table["method"] == m, "cost x"].dropna() if "cost x" in table else []
+        if len(ratios):
+            target = COST_TARGET[m in SQUARED]
+            print(f"{m:8s} median {ratios.median():.2f}x, max {ratios.max():.2f}x over "
+                  f"{len(ratios)} sets (target <= {target:g}x: "
+                  f"{'ok' if ratios.median() <= target else 'MISSED'} by the median)")
     return 0
 
 
