@@ -17,12 +17,17 @@ def _slow_gcv(X, T, lam):
     return float(np.sum(R * R)) / (1.0 - np.trace(H) / n) ** 2
 
 
+def _problem(seed, n, d, m):
+    """A sparse X (70% of entries stored) and 0/1 targets T (30% ones)."""
+    rng = np.random.default_rng(seed)
+    X = sp.csr_matrix(rng.standard_normal((n, d)) * (rng.random((n, d)) < 0.7))
+    return X, (rng.random((n, m)) < 0.3).astype(float)
+
+
 @pytest.mark.parametrize("shape", [(40, 7), (9, 30)], ids=["primal", "dual"])
 def test_gcv_and_weights_match_the_hat_matrix_on_the_whole_path(shape):
-    rng = np.random.default_rng(0)
     n, d = shape
-    X = sp.csr_matrix(rng.standard_normal((n, d)) * (rng.random((n, d)) < 0.7))
-    T = (rng.random((n, 4)) < 0.3).astype(float)
+    X, T = _problem(0, n, d, 4)
     path = RidgePath(X, T)
     assert path.primal == (d <= n)
     grid = path_grid(path.s.max())
@@ -66,10 +71,8 @@ def test_the_choice_follows_the_noise_and_flags_the_ends():
 def test_leave_one_out_predictions_are_refits_without_the_row(shape):
     from mlx.numerics.regpath import leave_one_out
 
-    rng = np.random.default_rng(3)
     n, d = shape
-    X = sp.csr_matrix(rng.standard_normal((n, d)) * (rng.random((n, d)) < 0.7))
-    T = (rng.random((n, 3)) < 0.4).astype(float)
+    X, T = _problem(3, n, d, 3)
     path = RidgePath(X, T)
     rows = np.array([0, 4, n - 1])
     for lam in (1e-2, 3.0):
