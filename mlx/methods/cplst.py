@@ -63,8 +63,10 @@ class CPLST(BaseMethod):
         generalised cross-validation for the centred labels. ``"auto"``: the penalty of lowest
         generalised cross-validation for the ridge regression of the centred labels on
         ``X``, over a path of 34 penalties from ``1e-10`` to ``10`` times the largest
-        eigenvalue of ``X'X``, all from one eigendecomposition of ``X'X``
-        (:mod:`mlx.numerics.regpath`), which then gives ``A`` without a Cholesky solve. The
+        eigenvalue of ``X'X``, all from one eigendecomposition of ``X'X`` (of ``X X'`` when
+        there are fewer rows than features; :mod:`mlx.numerics.regpath`), which then gives
+        ``A`` without a Cholesky solve, and the leave-one-out scores of the fallback to the
+        constant (:func:`mlx.methods._auto.loo_prior_weight`). The
         authors' released code, which the LEML paper ran, fixes 0.1 (the paper configs set
         it). ``l2_reg = 0`` is allowed and uses the pseudo-inverse ``(X'X)^+`` (the paper's
         formulation, ``H = X X^+`` and ``W = X^+ Yc V``). Larger values regularise more: on
