@@ -77,8 +77,8 @@ FALLBACK_NOTE = (
     "hold-out split of the training rows are no lower than the constant's and whose AUC there "
     "is higher by a one-sided 5% test on the rows; unless the "
     "labels it predicts there are right more often than wrong (a one-sided 5% test; the "
-    "Hamming loss), it lowers every score to the cut of fewest errors there, or below every "
-    "score when that cut fails the test; results.csv's selected column records prior_weight "
+    "Hamming loss), it lowers every score to the cut of fewest errors on half of those rows, "
+    "or below every score when that cut fails the test on the other half; results.csv's selected column records prior_weight "
     "('constant': the frequencies alone) and decision_shift. After a GCV path (cplst, bcs, "
     "br's squared loss) the held-out scores are the leave-one-out predictions of the "
     "training rows, from the same eigendecomposition (bcs decodes at most 256 of them).")
@@ -321,10 +321,14 @@ def _decision_shift(scores, Y, threshold: float) -> float:
     """A shift ``s >= 0`` of the decision threshold (labels predicted: ``scores > threshold +
     s``) that makes the held-out decisions no worse than the constant's (nothing predicted).
 
-    0 when the labels predicted pass :func:`_right_more_often`. Otherwise the labels above
+    0 when the labels predicted pass :func:`_right_more_often`. Otherwise the cut is chosen
+    on the even held-out rows and tested on the odd ones: on the even rows the labels above
     the threshold are cut at the count ``k`` of most confident ones that makes the fewest
-    errors on ``Y`` (the largest ``TP - FP``, the smallest ``k`` among equals), kept if those
-    ``k`` pass the test, else all dropped (the shift reaches the largest score). The cut of
+    errors (the largest ``TP - FP``, the smallest ``k`` among equals), and the score of that
+    cut is kept if the labels above it on the odd rows (at least one) pass the test, else
+    every label is dropped (the shift reaches the largest score). A cut chosen as the best of
+    many on the rows that then test it would pass the test more often than 5% by chance alone
+    (two such cuts lost to the constant by a test entry or two on new rows). The cut of
     fewest errors, rather than the largest count that passes, keeps out the labels near the
     cut that are right about half the time. A shift common to every label leaves every row's
     ranking as it is: only the decisions (Hamming loss) move."""
@@ -333,15 +337,23 @@ def _decision_shift(scores, Y, threshold: float) -> float:
     if not above.any() or _right_more_often(S, Y, threshold):
         return 0.0
     truth = (Y.toarray() > 0) if hasattr(Y, "toarray") else (np.asarray(Y) > 0)
-    values, right = S[above], truth[above]
+    pick, check = S[0::2], S[1::2]
+    chosen = pick > threshold
+    values, right = pick[chosen], truth[0::2][chosen]
     order = np.argsort(-values, kind="stable")
     values, right = values[order], right[order]
     k = np.arange(0, values.size + 1)
     margin = 2 * np.concatenate([[0], np.cumsum(right)]) - k         # TP - FP of the top k
     keep = int(np.argmax(margin))
-    if keep and margin[keep] < HAMMING_Z * np.sqrt(keep):
-        keep = 0
-    return float(values[keep] - threshold) if keep < values.size else 0.0
+    if keep == values.size:                     # every label above the threshold is kept
+        cut = float(threshold)
+    elif keep:
+        cut = float(values[keep])
+    else:
+        return float(S.max() - threshold)
+    if cut > threshold and (check > cut).any() and _right_more_often(check, truth[1::2], cut):
+        return cut - float(threshold)
+    return float(S.max() - threshold)
 
 
 def _spread(scores) -> float:

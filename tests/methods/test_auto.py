@@ -349,15 +349,17 @@ def test_the_smallest_weight_that_does_not_lose_is_chosen():
             shift = m.auto_[_auto.SHIFT].value * sd
             if _auto._right_more_often(S2, Y[val], 0.5):
                 assert shift == 0.0
-            else:
-                cuts = np.unique(S2[S2 > 0.5])                # predict above each cut
-                errors = [int(((S2 > c) != truth).sum()) for c in cuts]
+            else:       # the cut of fewest errors on the even rows, tested on the odd rows
+                even = S2[0::2]
+                cuts = np.unique(even[even > 0.5])            # predict above each cut
+                errors = [int(((even > c) != truth[0::2]).sum()) for c in cuts]
                 # fewest errors; among equals the fewest labels (the highest cut)
                 fewest = min(errors)
                 best = max(c for c, e in zip(cuts, errors) if e == fewest)
-                kept = S2 > best
+                kept = S2[1::2] > best
                 n_pred = int(kept.sum())
-                if n_pred and 2 * int((kept & truth).sum()) - n_pred >= 1.645 * np.sqrt(n_pred):
+                if n_pred and 2 * int((kept & truth[1::2]).sum()) - n_pred >= 1.645 * np.sqrt(
+                        n_pred):
                     assert shift == pytest.approx(best - 0.5, abs=1e-12)
                 else:
                     assert shift == pytest.approx(S2.max() - 0.5, abs=1e-12)
@@ -397,7 +399,7 @@ def test_a_model_worse_than_the_frequencies_becomes_the_constant():
     assert m2.auto_ == {}
 
 
-def test_the_decision_shift_cuts_at_the_fewest_errors_if_that_passes_the_sign_test():
+def test_the_decision_shift_cuts_at_the_fewest_errors_of_the_even_rows_tested_on_the_odd():
     rng = np.random.default_rng(9)
     n, L = 300, 4
     S = rng.random((n, L))
@@ -405,14 +407,23 @@ def test_the_decision_shift_cuts_at_the_fewest_errors_if_that_passes_the_sign_te
     Y = sp.csr_matrix(truth.astype(float))
     shift = _auto._decision_shift(S, Y, 0.2)
     assert shift > 0
-    assert _auto._right_more_often(S - shift, Y, 0.2)
-    # a slow search: the cut of fewest errors (the highest among equals)
-    cuts = np.unique(S[S > 0.2])
-    errors = [int(((S > c) != truth).sum()) for c in cuts]
+    assert _auto._right_more_often(S[1::2] - shift, Y[1::2], 0.2)
+    # a slow search on the even rows: the cut of fewest errors (the highest among equals)
+    cuts = np.unique(S[0::2][S[0::2] > 0.2])
+    errors = [int(((S[0::2] > c) != truth[0::2]).sum()) for c in cuts]
     slow = max(c for c, e in zip(cuts, errors) if e == min(errors)) - 0.2
     assert shift == pytest.approx(slow, abs=0)
+    # the same cut, failing the test on the odd rows: nothing is predicted
+    odd_wrong = truth.copy()
+    odd_wrong[1::2] = ~truth[1::2] & (S[1::2] > 0.2)
+    assert _auto._decision_shift(S, sp.csr_matrix(odd_wrong.astype(float)), 0.2) \
+        == S.max() - 0.2
     assert _auto._decision_shift(S, sp.csr_matrix((S > 0.2).astype(float)), 0.2) == 0.0
     assert _auto._decision_shift(S, sp.csr_matrix((n, L)), 0.2) == S.max() - 0.2
+    # a cut that no score of the odd rows reaches is not tested: nothing is predicted
+    S3 = np.tile([[0.9, 0.5], [0.3, 0.3]], (20, 1))      # even rows, odd rows
+    Y3 = sp.csr_matrix(np.tile([[1.0, 0.0], [0.0, 0.0]], (20, 1)))
+    assert _auto._decision_shift(S3, Y3, 0.0) == 0.9
     # labels right about half the time: the best cut is not significant, nothing is predicted
     half = sp.csr_matrix((rng.random((n, L)) < 0.5).astype(float))
     assert _auto._decision_shift(S, half, 0.2) == S.max() - 0.2
