@@ -78,7 +78,8 @@ FALLBACK_NOTE = (
     "is higher by a one-sided 5% test on the rows; unless the "
     "labels it predicts there are right more often than wrong (a one-sided 5% test; the "
     "Hamming loss), it lowers every score to the cut of fewest errors on half of those rows, "
-    "or below every score when that cut fails the test on the other half; results.csv's selected column records prior_weight "
+    "or below every score when that cut fails the test on the other half; results.csv's "
+    "selected column records prior_weight "
     "('constant': the frequencies alone) and decision_shift. After a GCV path (cplst, bcs, "
     "br's squared loss) the held-out scores are the leave-one-out predictions of the "
     "training rows, from the same eigendecomposition (bcs decodes at most 256 of them).")
