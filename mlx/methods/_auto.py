@@ -327,7 +327,9 @@ def _decision_shift(scores, Y, threshold: float) -> float:
     the threshold are cut at the count ``k`` of most confident ones that makes the fewest
     errors (the largest ``TP - FP``, the smallest ``k`` among equals), and the score of that
     cut is kept if the labels above it on the odd rows (at least one) pass the test, else
-    every label is dropped (the shift reaches the largest score). A cut chosen as the best of
+    every label is dropped (the threshold goes above the largest held-out score by the range
+    and the spread of the scores: at the largest score itself, new rows still had a few
+    labels above it, each wrong more often than not). A cut chosen as the best of
     many on the rows that then test it would pass the test more often than 5% by chance alone
     (two such cuts lost to the constant by a test entry or two on new rows). The cut of
     fewest errors, rather than the largest count that passes, keeps out the labels near the
@@ -346,15 +348,18 @@ def _decision_shift(scores, Y, threshold: float) -> float:
     k = np.arange(0, values.size + 1)
     margin = 2 * np.concatenate([[0], np.cumsum(right)]) - k         # TP - FP of the top k
     keep = int(np.argmax(margin))
+    # nothing predicted: above the largest held-out score by their range and spread, so that
+    # new rows' scores do not reach it either (at the largest score itself, a few did)
+    nothing = float(S.max() - threshold + (S.max() - S.min()) + _spread(S))
     if keep == values.size:                     # every label above the threshold is kept
         cut = float(threshold)
     elif keep:
         cut = float(values[keep])
     else:
-        return float(S.max() - threshold)
+        return nothing
     if cut > threshold and (check > cut).any() and _right_more_often(check, truth[1::2], cut):
         return cut - float(threshold)
-    return float(S.max() - threshold)
+    return nothing
 
 
 def _spread(scores) -> float:

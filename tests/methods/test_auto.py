@@ -362,7 +362,7 @@ def test_the_smallest_weight_that_does_not_lose_is_chosen():
                         n_pred):
                     assert shift == pytest.approx(best - 0.5, abs=1e-12)
                 else:
-                    assert shift == pytest.approx(S2.max() - 0.5, abs=1e-12)
+                    assert shift == pytest.approx(_nothing(S2, 0.5), abs=1e-12)
         assert m.auto_[_auto.PRIOR].value == ("constant" if want == float("inf") else want), noise
 
 
@@ -399,6 +399,11 @@ def test_a_model_worse_than_the_frequencies_becomes_the_constant():
     assert m2.auto_ == {}
 
 
+def _nothing(S, threshold):
+    """The shift that predicts nothing: above the largest score by the range and the sd."""
+    return S.max() - threshold + (S.max() - S.min()) + S.std()
+
+
 def test_the_decision_shift_cuts_at_the_fewest_errors_of_the_even_rows_tested_on_the_odd():
     rng = np.random.default_rng(9)
     n, L = 300, 4
@@ -417,16 +422,16 @@ def test_the_decision_shift_cuts_at_the_fewest_errors_of_the_even_rows_tested_on
     odd_wrong = truth.copy()
     odd_wrong[1::2] = ~truth[1::2] & (S[1::2] > 0.2)
     assert _auto._decision_shift(S, sp.csr_matrix(odd_wrong.astype(float)), 0.2) \
-        == S.max() - 0.2
+        == _nothing(S, 0.2)
     assert _auto._decision_shift(S, sp.csr_matrix((S > 0.2).astype(float)), 0.2) == 0.0
-    assert _auto._decision_shift(S, sp.csr_matrix((n, L)), 0.2) == S.max() - 0.2
+    assert _auto._decision_shift(S, sp.csr_matrix((n, L)), 0.2) == _nothing(S, 0.2)
     # a cut that no score of the odd rows reaches is not tested: nothing is predicted
     S3 = np.tile([[0.9, 0.5], [0.3, 0.3]], (20, 1))      # even rows, odd rows
     Y3 = sp.csr_matrix(np.tile([[1.0, 0.0], [0.0, 0.0]], (20, 1)))
-    assert _auto._decision_shift(S3, Y3, 0.0) == 0.9
+    assert _auto._decision_shift(S3, Y3, 0.0) == _nothing(S3, 0.0)
     # labels right about half the time: the best cut is not significant, nothing is predicted
     half = sp.csr_matrix((rng.random((n, L)) < 0.5).astype(float))
-    assert _auto._decision_shift(S, half, 0.2) == S.max() - 0.2
+    assert _auto._decision_shift(S, half, 0.2) == _nothing(S, 0.2)
     # a common shift moves no row's ranking
     np.testing.assert_array_equal(np.argsort(S - shift, axis=1), np.argsort(S, axis=1))
 
