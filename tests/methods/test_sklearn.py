@@ -44,7 +44,7 @@ CHECKED = [
     ("bcs", BCS(rank=2, max_iter=3, predict_iter=3, random_state=0, weight_precision=1.0)),
     ("wsabie", WSABIE(rank=2)),
     ("mom", MoM(rank=2, binarize=True)),
-    ("lsvv", LSVV(epochs=3, min_steps=0)),
+    ("lsvv", LSVV(epochs=3, min_steps=0, tau_A=1e-6)),     # explicit, as cplst and bcs
     ("lsvv-multiclass", LSVV(task="multiclass", epochs=3, min_steps=0)),
     ("lsvv-regression", LSVV(task="regression", epochs=3, min_steps=0)),
     ("landmark-regression", Landmark(task="regression", n_landmarks=5)),
