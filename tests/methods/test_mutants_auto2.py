@@ -119,9 +119,10 @@ def test_decision_shift_edge_cases():
     Y = sp.csr_matrix(np.array([[0.0, 0.0, 1.0, 0.0]]))
     # nothing above the threshold: no shift
     assert _auto._decision_shift(np.array([[0.1, 0.2, 0.3, 0.0]]), Y, 0.5) == 0.0
-    # everything predicted is wrong: the shift reaches the largest score
+    # everything predicted is wrong: nothing is predicted, the threshold above the largest
+    # score by the scores' range and spread
     S = np.array([[0.9, 0.8, 0.1, 0.7]])
-    assert _auto._decision_shift(S, Y, 0.5) == pytest.approx(0.9 - 0.5, abs=0)
+    assert _auto._decision_shift(S, Y, 0.5) == pytest.approx(0.9 - 0.5 + 0.8 + S.std(), abs=0)
     # a dense 0/1 truth gives what the sparse one gives
     assert _auto._decision_shift(S, Y.toarray(), 0.5) == _auto._decision_shift(S, Y, 0.5)
 
@@ -129,10 +130,11 @@ def test_decision_shift_edge_cases():
 def test_decision_shift_keeps_the_significant_top_of_the_scores():
     # 12 confident right predictions, then 12 less confident wrong ones: the cut keeps the
     # right ones (12 >= 1.645 sqrt(12)) and the shift is the score of the first wrong one.
+    # (two equal rows: the cut is chosen on the even row and tested on the odd one)
     right = np.linspace(2.0, 1.5, 12)
     wrong = np.linspace(1.4, 0.6, 12)
-    S = np.r_[right, wrong, [0.1, 0.2]][None, :]
-    Y = sp.csr_matrix(np.r_[np.ones(12), np.zeros(12), [1.0, 0.0]][None, :])
+    S = np.tile(np.r_[right, wrong, [0.1, 0.2]], (2, 1))
+    Y = sp.csr_matrix(np.tile(np.r_[np.ones(12), np.zeros(12), [1.0, 0.0]], (2, 1)))
     assert not _auto._right_more_often(S, Y, 0.5)
     assert _auto._decision_shift(S, Y, 0.5) == pytest.approx(1.4 - 0.5, abs=1e-15)
     # scores given in any order: the same cut
@@ -355,8 +357,8 @@ def test_one_right_prediction_is_not_yet_significant():
 def test_decision_shift_reads_a_dense_truth_as_the_sparse_one():
     right = np.linspace(2.0, 1.5, 12)
     wrong = np.linspace(1.4, 0.6, 12)
-    S = np.r_[right, wrong][None, :]
-    T = np.r_[np.ones(12), np.zeros(12)][None, :]
+    S = np.tile(np.r_[right, wrong], (2, 1))
+    T = np.tile(np.r_[np.ones(12), np.zeros(12)], (2, 1))
     assert _auto._decision_shift(S, T, 0.5) == _auto._decision_shift(S, sp.csr_matrix(T), 0.5)
     assert _auto._decision_shift(S, T, 0.5) == pytest.approx(1.4 - 0.5, abs=1e-15)
 
@@ -444,12 +446,19 @@ def test_the_fallback_records_what_it_scored_and_offsets_by_it(noise, threshold)
                        batch_size=len(val))
         return {k: v for k, (v, _) in out.items()}
 
+    from mlx.metrics.functions import instance_auc
+
     const = res(np.tile(prior, (len(val), 1)))
+    const_auc = instance_auc(Yv, np.tile(prior, (len(val), 1)))
     scores, chosen = [], None
     for w in _auto.PRIOR_WEIGHTS:
         r = const if w == float("inf") else res(F + w * sd * prior)
         scores.append(float(np.mean([r["p@1"], r["auc"]])))
-        if all(r[k] >= const[k] - 1e-12 for k in metrics):
+        d = (const_auc if w == float("inf") else instance_auc(Yv, F + w * sd * prior)) \
+            - const_auc                                     # AUC: a paired one-sided test
+        d = d[~np.isnan(d)]
+        if all(r[k] >= const[k] - 1e-12 for k in metrics if k != "auc") \
+                and d.sum() >= 1.645 * np.sqrt(np.sum(d * d)) - 1e-12:
             chosen = w
             break
     scores += [float("nan")] * (len(_auto.PRIOR_WEIGHTS) - len(scores))
