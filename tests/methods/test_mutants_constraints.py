@@ -14,6 +14,7 @@ from mlx.methods.constraints import (
     InvalidParameterError,
     StrOptions,
     TaskOptions,
+    _TypeConstraint,
     check_params,
     describe,
     skip_reason,
@@ -53,6 +54,19 @@ def test_an_interval_refuses_bools_other_types_and_non_finite_floats():
         "a float in the range (-2, inf)"
     upper = Interval(numbers.Real, None, 0, closed="both")
     assert upper.is_satisfied_by(0) and upper.is_satisfied_by(-5) and not upper.is_satisfied_by(1)
+
+
+def test_an_interval_is_closed_on_both_sides_by_default():
+    iv = Interval(numbers.Integral, 1, 3)
+    assert iv.is_satisfied_by(1) and iv.is_satisfied_by(3) and not iv.is_satisfied_by(4)
+    assert str(iv) == "an int in the range [1, 3]"
+
+
+def test_a_type_constraint_refuses_bools_unless_it_is_bool():
+    ints = _TypeConstraint(int, "an int")
+    assert ints.is_satisfied_by(3) and not ints.is_satisfied_by(True)
+    assert not ints.is_satisfied_by("3") and str(ints) == "an int"
+    assert _TypeConstraint(bool, "a bool").is_satisfied_by(False)
 
 
 def test_string_and_task_options():

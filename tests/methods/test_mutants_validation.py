@@ -154,3 +154,40 @@ def test_scoring_input_must_have_the_fitted_number_of_features():
                               "input (it was fitted with 3)")
     with pytest.raises(ValueError, match="WSABIE: X contains NaN"):
         check_n_features("WSABIE", np.array([[np.nan, 1, 1]]), 3)
+
+
+def test_the_messages_about_x_name_x_and_the_method():
+    _, Y = _xy()
+    with pytest.raises(ValueError) as exc:
+        check_fit_data("BCS", np.array([[1.0, np.nan]] * 3), Y)
+    assert str(exc.value) == ("BCS: X contains NaN or infinity; remove or impute those entries "
+                              "before fitting")
+
+
+@pytest.mark.parametrize("shape, message", [
+    ((0, 0), "BR: empty input (X (0, 0), Y (0, 2))"),
+    ((1, 0), "BR: X has 0 feature(s) (shape=(1, 0)) while a minimum of 1 is required."),
+])
+def test_which_empty_input_is_named(shape, message):
+    with pytest.raises(ValueError) as exc:
+        check_fit_data("BR", np.ones(shape), np.ones((shape[0], 2)))
+    assert str(exc.value) == message
+
+
+def test_one_feature_and_stored_zero_labels_are_fine():
+    data = check_fit_data("BR", np.ones((3, 1)), np.eye(3, 2))
+    assert data.n_features == 1
+    Y = sp.csr_matrix((np.array([1.0, 0.0, 1.0]), np.array([0, 1, 1]), np.array([0, 2, 2, 3])),
+                      shape=(3, 2))                      # (0, 1) stored as an explicit 0
+    data = check_fit_data("BR", np.ones((3, 1)), Y)
+    assert data.positives.toarray().tolist() == [[1, 0], [0, 0], [0, 1]]
+
+
+def test_an_integer_or_boolean_mask_gives_a_float_mask():
+    X, _ = _xy()
+    Y = np.array([[1, 1], [0, 1], [1, 0]])
+    for mask in (sp.csr_matrix(np.array([[1, 0], [1, 1], [0, 1]], dtype=np.int64)),
+                 sp.csr_matrix(np.array([[True, False], [True, True], [False, True]]))):
+        data = check_fit_data("LEML", X, Y, mask)
+        assert data.observed.dtype == np.float64
+        assert data.observed.toarray().tolist() == [[1, 0], [1, 1], [0, 1]]
