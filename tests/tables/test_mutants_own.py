@@ -260,6 +260,29 @@ def test_bad_own_specs_are_one_line_errors(tmp_path, body, message):
     assert str(exc.value) == f"{tmp_path / 'mine.yaml'}: {message}"
 
 
+def test_the_runs_of_a_spec_are_lists_of_paths(tmp_path):
+    spec = tmp_path / "s.yaml"
+    for body, message in (
+            ("", "the file is empty; a table spec needs at least 'metrics'"),
+            ("metrics: [p@1]\n", "a table without a paper needs 'configs' or 'results' (the "
+                                  "runs to lay out)"),
+            ("metrics: [p@1]\nresults: [a, {b: 1}]\n",
+             "results[1]: must be a string. Got {'b': 1} instead."),
+            ("metrics: [p@1]\nresults: {a: 1}\n", "results: must be a non-empty list"),
+            ("metrics: [p@1]\nconfigs: [true]\n", "configs[0]: must be a string. Got True "
+                                                   "instead."),
+            ("metrics: [p@1]\nconfigs: {a: 1}\n", "configs: must be a non-empty list")):
+        spec.write_text(body)
+        with pytest.raises(ConfigError) as exc:
+            load_own_spec(spec)
+        assert str(exc.value) == f"{spec}: {message}", body
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("name: c\n")
+    spec.write_text(f"metrics: [p@1]\nconfigs: {cfg}\n")        # one path, and no results
+    loaded = load_own_spec(spec)
+    assert (loaded.configs, loaded.results) == ((str(cfg),), ())
+
+
 def test_spec_defaults_and_the_values_it_keeps(tmp_path):
     spec, path = _load(tmp_path, "metrics: [p@1]\n", name="my-table")
     assert (spec.name, spec.title, spec.description, spec.source) == (
