@@ -191,3 +191,34 @@ def test_write_results_doc_keeps_the_earlier_sections_of_its_output(tmp_path):
         tdir, "| [Kept](#kept) | 1 | `c` |\n\n## Kept\n\nbody\n")[0]
     path, n = write_results_doc(tdir, tmp_path / "new.md")
     assert n == 1 and "## Kept" not in path.read_text(encoding="utf-8")
+
+
+def test_a_skipped_record_does_not_stop_the_ones_after_it(tmp_path):
+    tdir = tmp_path / "tables"
+    _table(tdir, "a-run", spec="results/run")        # sorted first, skipped
+    _table(tdir, "b", title="B")
+    text, n = results_doc_text(tdir)
+    assert n == 1 and "\n## B\n" in text
+
+
+def test_a_record_missing_its_fields_leaves_them_blank(tmp_path):
+    tdir = tmp_path / "tables"
+    _table(tdir, "t", title="T")
+    meta = json.loads((tdir / "t.json").read_text())
+    for key in ("counts", "command", "rendered", "sources"):
+        del meta[key]
+    (tdir / "t.json").write_text(json.dumps(meta))
+    text, n = results_doc_text(tdir)
+    assert n == 1
+    assert ("| [T](#t) | 0 not worse / 0 worse of 0 (re-render for the three-way counts) | `` |\n"
+            in text)
+    assert "## T\n\nRendered  by `` from the spec `configs/tables/t.yaml`.\n\nA description." \
+        in text
+
+
+def test_the_body_drops_only_the_title_line_and_trailing_space(tmp_path):
+    tdir = tmp_path / "tables"
+    _table(tdir, "t", title="T", md="# T\nfirst line  \n\nlast line  \n\n\nResults:\n\n- `r`\n")
+    text, _ = results_doc_text(tdir)
+    assert text.endswith("`configs/tables/t.yaml`.\n\nfirst line  \n\nlast line\n")
+
