@@ -111,7 +111,8 @@ def results_doc_text(tables_dir: str | os.PathLike, previous: str | None = None
                     ["not run yet", "", "", "", "", ""]
                 lines.append(f"| `{s['given']}` | `{s['results']}` | " + " | ".join(cells) + " |")
             lines.append("")
-        body = m["_md"].split("\nResults:\n", 1)[0].rstrip().splitlines()
+        # the list of sources comes last; a description may hold a line "Results:" too
+        body = m["_md"].rsplit("\nResults:\n", 1)[0].rstrip().splitlines()
         if body and body[0].startswith("# "):
             body = body[1:]
         body = [("#" + ln) if ln.startswith("#") else ln for ln in body]

@@ -222,3 +222,12 @@ def test_the_body_drops_only_the_title_line_and_trailing_space(tmp_path):
     text, _ = results_doc_text(tdir)
     assert text.endswith("`configs/tables/t.yaml`.\n\nfirst line  \n\nlast line\n")
 
+
+def test_a_description_line_results_does_not_cut_the_section(tmp_path):
+    """Only the list of sources at the end of the table's Markdown is left out."""
+    tdir = tmp_path / "tables"
+    _table(tdir, "t", title="T", md="# T\n\nTwo runs.\nResults:\nthe table below.\n\n"
+                                    "| a |\n|---|\n| 1 |\n\nResults:\n\n- `r`: 1 cells\n")
+    text, _ = results_doc_text(tdir)
+    assert text.endswith("`configs/tables/t.yaml`.\n\nTwo runs.\nResults:\nthe table below.\n\n"
+                         "| a |\n|---|\n| 1 |\n")
