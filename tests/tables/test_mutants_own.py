@@ -247,6 +247,12 @@ def test_a_spec_is_one_of_own_runs_without_a_paper(raw, expected):
     ("alpha: 0\n", "alpha: must be a number in (0, 1). Got 0 instead."),
     ("alpha: 1\n", "alpha: must be a number in (0, 1). Got 1 instead."),
     ("alpha: '0.1'\n", "alpha: must be a number in (0, 1). Got '0.1' instead."),
+    ("layout: {rows: [method]}\n", "layout.rows[0]: unknown axis 'method'. Available axes: "
+                                   "dataset, k, k_over_L, labelled, metric, observed, series"),
+    ("layout: {rows: [series], columns: [series]}\n", "layout: uses an axis twice"),
+    ("metrics: {p@1: {tolerance: 1.0}}\n",
+     "unknown key 'metrics.p@1.tolerance'. Valid keys under 'metrics.p@1': format, "
+     "higher_is_better, title, unit"),
     ("axes: {series: [A]}\n",
      "unknown key 'axes.series'. Valid keys under 'axes': dataset, k, k_over_L, labelled, "
      "observed"),
@@ -255,8 +261,10 @@ def test_a_spec_is_one_of_own_runs_without_a_paper(raw, expected):
      "dataset_aliases, description, layout, metrics, name, paper, percent, results, series, title"),
 ])
 def test_bad_own_specs_are_one_line_errors(tmp_path, body, message):
+    if not body.startswith("metrics"):
+        body = "metrics: [p@1, hamming]\n" + body
     with pytest.raises(ConfigError) as exc:
-        _load(tmp_path, "metrics: [p@1, hamming]\n" + body)
+        _load(tmp_path, body)
     assert str(exc.value) == f"{tmp_path / 'mine.yaml'}: {message}"
 
 
@@ -307,6 +315,14 @@ def test_spec_defaults_and_the_values_it_keeps(tmp_path):
     assert (spec.metrics[0].unit, spec.metrics[0].fmt) == ("%", ".2f")
     spec, _ = _load(tmp_path / "d", "metrics: {p@1: {unit: '%', format: .1f}}\n", [])
     assert (spec.metrics[0].unit, spec.metrics[0].fmt) == ("%", ".1f")
+
+
+def test_a_metric_may_take_its_own_title_and_direction(tmp_path):
+    rows = [_row("scene", label, 0, "p@1", v) for label, v in (("A", 0.5), ("B", 0.25))]
+    table = _table(tmp_path, "metrics: {p@1: {title: Top one, higher_is_better: false, "
+                             "format: .1f}}\n", rows)
+    md = render_own_markdown(table)
+    assert "## Top one\n\n| method | scene |\n|---|---:|\n| A | 0.5 |\n| B | **0.2** |\n" in md
 
 
 def test_series_select_rows_by_label_or_by_method_and_parameters(tmp_path):
