@@ -101,6 +101,11 @@ def test_the_base_class_declines_by_task_and_missing_labels():
     assert Ranker().skip(FitContext(task="regression")) == (
         "ranker-test does not handle regression tasks (it handles: multilabel)")
     assert Ranker().skip(FitContext()) is None
+
+    class Masked(Ranker):
+        supports_missing_labels = True
+
+    assert Masked().skip(FitContext(observed_ratio=0.5)) is None
     assert Ranker().check_context(FitContext(observed_ratio=0.1)) is None
     base = BaseMethod()
     assert base.threshold == 0.0
