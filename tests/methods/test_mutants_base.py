@@ -12,6 +12,7 @@ import pytest
 import scipy.sparse as sp
 
 from mlx.errors import NotFittedError
+from mlx.methods._validation import check_fit_data
 from mlx.methods.base import (
     BaseMethod,
     FitContext,
@@ -353,3 +354,90 @@ def test_a_method_without_a_task_parameter_takes_every_task_it_handles():
     assert "-MSE for regression" in Ridge(task="regression").expected_failed_checks()[
         "check_regressors_train"]
 
+
+
+class Fixed(BaseMethod):
+    """Scores given in advance (one row per sample), to place them exactly at a threshold."""
+
+    name = "fixed-test"
+    tasks = ("multilabel", "multiclass")
+
+    def __init__(self, *, scores=None, cut=0.5, task="multilabel"):
+        self.scores = scores
+        self.cut = cut
+        self.task = task
+
+    @property
+    def threshold(self):
+        return self.cut
+
+    def _fit(self, X, Y, *, observed=None):
+        if self._task_name() == "multilabel":
+            check_fit_data("Fixed", X, Y, observed)
+
+    def _decision_function(self, X):
+        return np.asarray(self.scores, dtype=float)[:len(X)]
+
+
+X3 = np.ones((3, 2))
+
+
+def test_two_classes_a_score_at_the_threshold_is_the_first_class():
+    m = Fixed(scores=[[0.5], [0.7], [0.2]]).fit(X3, np.array(["a", "b", "a"]))
+    assert m.predict(X3).tolist() == ["a", "b", "a"]
+    assert m.decision_function(X3).tolist() == pytest.approx([0.0, 0.2, -0.3])
+    assert m.score(X3, np.array(["a", "a", "a"])) == pytest.approx(2 / 3)
+    assert m.score(X3, np.array(["b", "b", "b"])) == pytest.approx(1 / 3)
+
+
+def test_one_class_for_a_multi_label_method_is_always_predicted():
+    m = Fixed(scores=[[0.7], [0.9], [0.2]]).fit(X3, np.array(["a", "a", "a"]))
+    assert m.classes_.tolist() == ["a"]
+    assert m.predict(X3).tolist() == ["a", "a", "a"]
+
+
+def test_classes_need_no_threshold_and_scores_need_no_fit_through_fit():
+    scores = [[0.1, 0.7, 0.2], [0.5, 0.2, 0.3], [0.0, 0.1, 0.9]]
+    m = Fixed(scores=scores, cut=None, task="multiclass").fit(X3, np.array([5, 6, 7]))
+    assert m.predict(X3).tolist() == [6, 5, 7]
+    raw = Fixed(scores=scores)
+    raw._fit(X3, np.eye(3))                    # as the runner fits
+    assert raw.decision_function(X3).tolist() == scores
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered in cast:RuntimeWarning")
+def test_a_one_dimensional_y_with_nan_is_refused_naming_y():
+    with pytest.raises(ValueError) as exc:
+        Fixed(task="multiclass").fit(X3, np.array([0.0, np.nan, 1.0]))
+    assert str(exc.value) == "Input y contains NaN."
+
+
+def test_an_empty_x_is_left_to_the_methods_own_check():
+    with pytest.raises(ValueError) as exc:
+        Fixed().fit(np.ones((0, 0)), np.ones((0, 2)))
+    assert str(exc.value) == "Fixed: empty input (X (0, 0), Y (0, 2))"
+
+
+def test_features_as_lists_and_sparse_ordinal_columns():
+    m = Ridge().fit(X.tolist(), np.eye(6, 2))
+    assert m.n_features_in_ == 2
+    y = np.array([1.0, 3.0, 3.0, 5.0, 1.0, 5.0])
+    m = Ridge(task="ordinal").fit(X, sp.csr_matrix(y[:, None]))
+    assert m._levels_.tolist() == [1.0, 3.0, 5.0]
+
+
+def test_a_score_on_rows_without_the_last_class():
+    y = np.array([20, 10, 30, 20, 30, 10])
+    m = Ridge(task="multiclass").fit(X, y)
+    pred = m.predict(X)
+    y_test = np.array([10, 20, 10, 20, 10, 20])
+    assert m.score(X, y_test) == pytest.approx(np.mean(pred == y_test))
+
+
+def test_the_reasons_of_expected_failed_checks():
+    reg = Ridge(task="regression").expected_failed_checks()
+    assert reg["check_regressors_train"].startswith("score is the task's default metric")
+    assert reg["check_regressors_no_decision_function"].startswith(
+        "every method scores through decision_function")
+    ordinal = Ridge(task="ordinal").expected_failed_checks()
+    assert ordinal["check_supervised_y_2d"].startswith("an (n, 1) column is the runner's own")
