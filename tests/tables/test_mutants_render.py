@@ -130,6 +130,9 @@ def test_a_spec_matching_nothing_says_so(tmp_path):
 @pytest.mark.parametrize("metrics, tolerances", [
     ("p@1: {tolerance: 1.0}\n  hamming: {tolerance: null}",
      "Tolerances: p@1 1.00; hamming none (lower is better for hamming, higher for the rest)."),
+    ("p@1: {tolerance: 1.0}\n  hamming: {tolerance: null}\n  error: {tolerance: null}",
+     "Tolerances: p@1 1.00; hamming none; error none (lower is better for hamming, error, "
+     "higher for the rest)."),
     ("hamming: {tolerance: 0.001}",
      "Tolerances: hamming 0.0010 (lower is better)."),
     ("p@1: {tolerance: 0.5, format: .1f}\n  p@3: {tolerance: 2}",
@@ -240,3 +243,16 @@ def test_a_runs_own_latex_table_is_exact():
         r"\end{table}", ""])
     plain = render_run_latex(table[["method", "p@1"]], title="t", label="t")
     assert r"\begin{tabular}{lr}" in plain and r"\par" not in plain
+
+
+def test_column_titles_join_every_column_axis_or_say_value(tmp_path):
+    spec_text = SPEC.replace("rows: [dataset, k_over_L], columns: [series]",
+                             "rows: [dataset], columns: [k_over_L, series]")
+    md = render_markdown(_table(tmp_path, spec_text=spec_text)[0])
+    assert ("| dataset | 20% LEML-SQ | 20% BCS | 20% CPLST | 20% BR-LR | 40% LEML-SQ | 40% BCS | "
+            "40% CPLST | 40% BR-LR |\n") in md
+    spec_text = (SPEC.replace("rows: [dataset, k_over_L], columns: [series]",
+                              "rows: [dataset, k_over_L, series], columns: []"))
+    md = render_markdown(_table(tmp_path, spec_text=spec_text, name="flat")[0])
+    assert "| dataset | k/L | method | value |\n|---|---|---|---:|\n" in md
+    assert "| bibtex | 20% | LEML-SQ | 60.00 / 58.33 (+1.67) ▲ |\n" in md
