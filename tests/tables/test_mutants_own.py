@@ -482,3 +482,26 @@ def test_bold_marks_every_best_of_a_column_per_metric(tmp_path):
     table = _table(tmp_path, "metrics: [p@1, hamming]\nlayout: {blocks: [], rows: [metric, "
                              "series], columns: [dataset]}\n", rows)
     assert [c[0][4] for c in _cells(table)] == [True, True, False, False, True, False]
+
+
+def test_an_unknown_baseline_names_the_series(tmp_path):
+    with pytest.raises(ConfigError) as exc:
+        _table(tmp_path, "metrics: [p@1]\nbaseline: CPLST\n")
+    assert str(exc.value) == (f"{tmp_path / 'mine.yaml'}: baseline: unknown baseline 'CPLST'. "
+                              "Available baselines: A, B, C")
+
+
+def test_rows_of_two_ranks_are_two_settings(tmp_path):
+    rows = [_row("scene", "A", 0, "p@1", 0.5, rank_ratio=0.5),
+            _row("scene", "A", 0, "p@1", 0.25, rank_ratio=0.25)]
+    with pytest.raises(MlxError) as exc:
+        _table(tmp_path, "metrics: [p@1]\n", rows)
+    assert str(exc.value) == (f"{tmp_path / 'mine.yaml'}: series 'A' at dataset scene matches "
+                              "results of several k/L settings (0.25, 0.5); fix it with 'axes' "
+                              "or put it in the layout")
+
+
+def test_rows_without_a_dataset_make_no_column(tmp_path):
+    rows = [_row("scene", "A", 0, "p@1", 0.5), _row("", "A", 1, "p@1", None, status="failed")]
+    table = _table(tmp_path, "metrics: [p@1]\n", rows)
+    assert table.columns == [("scene",)]
