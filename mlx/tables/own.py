@@ -185,7 +185,7 @@ def _per_rep(rows: pd.DataFrame, metric: str, *, what: str = "", source: str = "
                 & (rows["metric"] == metric) & rows["value"].notna()]
     for col, name in SETTING_COLUMNS:
         if col in vals and vals[col].nunique(dropna=False) > 1:
-            seen = ", ".join(str(v) for v in sorted(vals[col].astype(str).unique()))
+            seen = ", ".join(sorted(str(v) for v in vals[col].unique()))   # NaN as "nan"
             hint = {"run": "restrict the runs with 'axes: {dataset: [...]}' or rename a "
                            "dataset with 'dataset_aliases'",
                     "params": "choose one with 'ours: {label: ..., params: {...}}'"}.get(
