@@ -256,3 +256,17 @@ def test_column_titles_join_every_column_axis_or_say_value(tmp_path):
     md = render_markdown(_table(tmp_path, spec_text=spec_text, name="flat")[0])
     assert "| dataset | k/L | method | value |\n|---|---|---|---:|\n" in md
     assert "| bibtex | 20% | LEML-SQ | 60.00 / 58.33 (+1.67) ▲ |\n" in md
+
+
+def test_a_block_without_a_title_is_named_values_with_its_tables(tmp_path):
+    spec_text = (SPEC.replace("tables: [6]", "tables: [6, 11]")
+                 .replace("k_over_L: [0.2, 0.4], observed: [1.0]",
+                          "k_over_L: [0.2], observed: [1.0, 0.2]")
+                 .replace("{{blocks: [metric], rows: [dataset, k_over_L], columns: [series]}}",
+                          "{{blocks: [], rows: [dataset, observed], columns: [series]}}"))
+    table, _, _ = _table(tmp_path, spec_text=spec_text)
+    md = render_markdown(table)
+    assert md.startswith("# Test table\n\n## values — LEML Tables 6, 11\n\n| dataset | observed "
+                         "| LEML-SQ | BCS | CPLST | BR-LR |\n")
+    assert "|  | 20% | — / 48.35 | — / 40.12 | — / n/p | — / 55.94 |\n" in md
+    assert render_html(table).startswith("<h4>values — LEML Tables 6, 11</h4>\n")
