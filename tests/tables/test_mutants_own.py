@@ -516,3 +516,24 @@ def test_rows_with_and_without_a_rank_are_two_settings_named_in_one_line(tmp_pat
     assert str(exc.value) == (f"{tmp_path / 'mine.yaml'}: series 'A' at dataset scene matches "
                               "results of several k/L settings (0.5, nan); fix it with 'axes' "
                               "or put it in the layout")
+
+
+def test_an_axis_with_several_values_outside_the_layout_is_not_fixed(tmp_path):
+    rows = [_row("scene", "A", 0, "p@1", v, rank_ratio=rr) for rr, v in ((0.2, 0.5), (0.6, 0.25))]
+    with pytest.raises(MlxError, match=r"several k/L settings \(0.2, 0.6\)"):
+        _table(tmp_path, "metrics: [p@1]\naxes: {k_over_L: [0.2, 0.6]}\n", rows)
+
+
+def test_several_series_need_a_place_in_the_layout(tmp_path):
+    with pytest.raises(ConfigError) as exc:
+        _table(tmp_path, "metrics: [p@1]\nlayout: {blocks: [], rows: [dataset], columns: []}\n")
+    assert str(exc.value) == (f"{tmp_path / 'mine.yaml'}: layout: axis 'series' has 3 values "
+                              "but is not in blocks, rows or columns")
+
+
+def test_a_block_title_names_each_block_axis(tmp_path):
+    table = _table(tmp_path, "metrics: [p@1]\nlayout: {blocks: [metric, dataset], "
+                             "rows: [series], columns: []}\n")
+    assert [title for title, _ in table.blocks] == ["top-1 accuracy scene",
+                                                   "top-1 accuracy yeast"]
+    assert "## top-1 accuracy yeast\n\n| method | top-1 accuracy |\n" in render_own_markdown(table)
