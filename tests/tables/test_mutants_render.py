@@ -270,3 +270,28 @@ def test_a_block_without_a_title_is_named_values_with_its_tables(tmp_path):
                          "| LEML-SQ | BCS | CPLST | BR-LR |\n")
     assert "|  | 20% | — / 48.35 | — / 40.12 | — / n/p | — / 55.94 |\n" in md
     assert render_html(table).startswith("<h4>values — LEML Tables 6, 11</h4>\n")
+
+
+def test_details_of_the_written_files(tmp_path):
+    rows = [row("LEML-SQ", "leml", "squared", 0.2, 1.0, "p@1", 0.60),
+            row("LEML-SQ", "leml", "squared", 0.2, 1.0, "p@3", 0.30)]
+    rows[1]["cell_id"] += "-p3"
+    spec_text = (SPEC.replace("title: Test table", "title: Test table\ndescription: Our runs.")
+                 .replace("p@1: {{tolerance: 1.0}}",
+                          "p@1: {{tolerance: 0.00001, unit: fraction}}\n  p@3: {{tolerance: 1}}"))
+    table, _, _ = _table(tmp_path, rows=rows, spec_text=spec_text)
+    md = render_markdown(table)
+    assert md.startswith("# Test table\n\nOur runs.\n\n## top-1 accuracy — LEML Table 6\n\n")
+    assert "\n## top-3 accuracy (%)\n\n| dataset | k/L | LEML-SQ |\n" in md    # no published
+    assert "BR-LR" not in render_html(table) and "BR-LR" not in md          # nothing to show
+    assert ",1e-05,better\n" in render_csv(table)            # a tolerance of 0.00001
+    out = tmp_path / "out"
+    write_table(table, out, command="c")
+    text = (out / "small.json").read_text()
+    assert text.startswith('{\n  "command": "c",\n  "counts": {\n    "better": ')
+
+
+def test_a_runs_latex_label_keeps_capitals_and_aligns_selected_left():
+    table = pd.DataFrame({"method": ["BR"], "selected": ["l2=1"], "p@1": ["0.5"]})
+    tex = render_run_latex(table, title="T", label="Scene_Run")
+    assert r"\label{tab:Scene-Run}" in tex and r"\begin{tabular}{llr}" in tex
