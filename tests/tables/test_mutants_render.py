@@ -284,6 +284,7 @@ def test_details_of_the_written_files(tmp_path):
     assert md.startswith("# Test table\n\nOur runs.\n\n## top-1 accuracy — LEML Table 6\n\n")
     assert "\n## top-3 accuracy (%)\n\n| dataset | k/L | LEML-SQ |\n" in md    # no published
     assert "BR-LR" not in render_html(table) and "BR-LR" not in md          # nothing to show
+    assert "\n<h4>top-3 accuracy (%)</h4>\n" in render_html(table)
     assert ",1e-05,better\n" in render_csv(table)            # a tolerance of 0.00001
     out = tmp_path / "out"
     write_table(table, out, command="c")
