@@ -537,3 +537,24 @@ def test_a_block_title_names_each_block_axis(tmp_path):
     assert [title for title, _ in table.blocks] == ["top-1 accuracy scene",
                                                    "top-1 accuracy yeast"]
     assert "## top-1 accuracy yeast\n\n| method | top-1 accuracy |\n" in render_own_markdown(table)
+
+
+def test_html_rows_with_two_row_axes(tmp_path):
+    rows = [_row("scene", "A", 0, m, v) for m, v in (("p@1", 0.5), ("hamming", 0.25))]
+    table = _table(tmp_path, "metrics: [p@1, hamming]\nlayout: {blocks: [], rows: [metric, "
+                             "series], columns: [dataset]}\n", rows)
+    html = render_own_html(table)
+    assert ('<thead><tr><th>metric</th><th>method</th><th class="num">scene</th></tr></thead>'
+            in html)
+    assert ('<tr><td>Hamming loss</td><td>A</td><td class="num"><strong>0.2500</strong></td>'
+            '</tr>' in html)
+
+
+def test_the_error_names_every_fixed_setting_of_the_cell(tmp_path):
+    rows = [_row("scene", "A", 0, "p@1", v, rank_ratio=0.5, observed_ratio=obs, cell_id=str(obs))
+            for obs, v in ((1.0, 0.5), (0.5, 0.25))]
+    with pytest.raises(MlxError) as exc:
+        _table(tmp_path, "metrics: [p@1]\naxes: {k_over_L: [0.5]}\n", rows)
+    assert str(exc.value) == (f"{tmp_path / 'mine.yaml'}: series 'A' at k/L 50%, dataset scene "
+                              "matches results of several observed settings (0.5, 1.0); fix it "
+                              "with 'axes' or put it in the layout")
