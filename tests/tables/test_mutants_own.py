@@ -491,13 +491,18 @@ def test_an_unknown_baseline_names_the_series(tmp_path):
                               "Available baselines: A, B, C")
 
 
-def test_rows_of_two_ranks_are_two_settings(tmp_path):
+@pytest.mark.parametrize("second, seen", [
+    ({"rank_ratio": 0.25}, "0.25, 0.5"),
+    # a run with k/L and one without, under one label: the one-line error, no traceback
+    ({"cell_id": "no-rank"}, "0.5, nan"),
+])
+def test_rows_of_two_ranks_or_with_and_without_one_are_two_settings(tmp_path, second, seen):
     rows = [_row("scene", "A", 0, "p@1", 0.5, rank_ratio=0.5),
-            _row("scene", "A", 0, "p@1", 0.25, rank_ratio=0.25)]
+            _row("scene", "A", 0, "p@1", 0.25, **second)]
     with pytest.raises(MlxError) as exc:
         _table(tmp_path, "metrics: [p@1]\n", rows)
     assert str(exc.value) == (f"{tmp_path / 'mine.yaml'}: series 'A' at dataset scene matches "
-                              "results of several k/L settings (0.25, 0.5); fix it with 'axes' "
+                              f"results of several k/L settings ({seen}); fix it with 'axes' "
                               "or put it in the layout")
 
 
@@ -505,17 +510,6 @@ def test_rows_without_a_dataset_make_no_column(tmp_path):
     rows = [_row("scene", "A", 0, "p@1", 0.5), _row("", "A", 1, "p@1", None, status="failed")]
     table = _table(tmp_path, "metrics: [p@1]\n", rows)
     assert table.columns == [("scene",)]
-
-
-def test_rows_with_and_without_a_rank_are_two_settings_named_in_one_line(tmp_path):
-    """A run with k/L and one without, under one label: the one-line error, no traceback."""
-    rows = [_row("scene", "A", 0, "p@1", 0.5, rank_ratio=0.5),
-            _row("scene", "A", 0, "p@1", 0.25, cell_id="no-rank")]
-    with pytest.raises(MlxError) as exc:
-        _table(tmp_path, "metrics: [p@1]\n", rows)
-    assert str(exc.value) == (f"{tmp_path / 'mine.yaml'}: series 'A' at dataset scene matches "
-                              "results of several k/L settings (0.5, nan); fix it with 'axes' "
-                              "or put it in the layout")
 
 
 def test_an_axis_with_several_values_outside_the_layout_is_not_fixed(tmp_path):
