@@ -43,3 +43,38 @@ def write_dense_multilabel(directory, seed: int = 0, sizes=(60, 30)) -> tuple[Pa
             + " ".join(f"{j}:{v:.3f}" for j, v in enumerate(rng.uniform(0.1, 1, 6), 1)) + "\n"
             for _ in range(n)))
     return paths
+
+
+def random_multilabel(seed=0, n=30, d=5, L=6, *, density=0.7, positive_rate=0.3, mask=None,
+                      positives_observed=False):
+    """A small random multi-label problem ``(X, Y, observed)`` for method tests: Gaussian
+    features kept with probability ``density``, labels positive with ``positive_rate``, and
+    with ``mask`` an observed-entry mask of that rate (None: every entry observed).
+    ``positives_observed`` keeps only the positives inside the mask."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    X = sp.csr_matrix(rng.normal(size=(n, d)) * (rng.random((n, d)) < density))
+    Y = sp.csr_matrix((rng.random((n, L)) < positive_rate).astype(float))
+    observed = None
+    if mask is not None:
+        observed = sp.csr_matrix((rng.random((n, L)) < mask).astype(float))
+        if positives_observed:
+            Y = Y.multiply(observed).tocsr()
+    return X, Y, observed
+
+
+def tolerance_at_equality(change: float, scale: float) -> float:
+    """A relative tolerance ``tol`` with ``tol * scale == change`` exactly in floating point,
+    to test a stopping rule at its boundary (``change <= tol * |scale|`` must stop)."""
+    import numpy as np
+
+    tol = change / scale
+    while tol * scale < change:
+        tol = np.nextafter(tol, 1.0)
+    while tol * scale > change:
+        tol = np.nextafter(tol, 0.0)
+    if tol * scale != change:
+        pytest.fail("no tolerance equals this relative change exactly")
+    return tol

@@ -5,23 +5,17 @@ terms of the bound with digamma; the stopping rule; the divergence error."""
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 from scipy.special import digamma, gammaln
 
 from mlx.errors import DivergenceError
 from mlx.methods import bcs as bcs_module
 from mlx.methods._auto import PRIOR
 from mlx.methods.bcs import BCS, infer_labels, label_posterior
+from tests.conftest import random_multilabel, tolerance_at_equality
 
 
 def _problem(seed=0, n=30, d=5, L=7, mask=None):
-    rng = np.random.default_rng(seed)
-    X = sp.csr_matrix(rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.7))
-    Y = sp.csr_matrix((rng.random((n, L)) < 0.3).astype(float))
-    observed = None
-    if mask is not None:
-        observed = sp.csr_matrix((rng.random((n, L)) < mask).astype(float))
-    return X, Y, observed
+    return random_multilabel(seed, n, d, L, mask=mask)
 
 
 def _dense_inference(Phi, Z, *, noise_mean, noise_cov, a, b, n_iter):
@@ -118,13 +112,7 @@ def test_equal_change_counts_as_converged():
     params = dict(rank=3, weight_precision=0.5, random_state=0)
     e = BCS(max_iter=2, tol=0, **params).fit(X, Y, observed=observed).elbo_
     change = abs(e[1] - e[0])
-    tol = change / abs(e[1])
-    while tol * abs(e[1]) < change:                               # make the two sides equal
-        tol = np.nextafter(tol, 1.0)
-    while tol * abs(e[1]) > change:
-        tol = np.nextafter(tol, 0.0)
-    if tol * abs(e[1]) != change:
-        pytest.fail("no tolerance equals this relative change exactly")
+    tol = tolerance_at_equality(change, abs(e[1]))
     model = BCS(max_iter=5, tol=tol, **params).fit(X, Y, observed=observed)
     assert model.converged_ and model.n_iter_ == 2
 

@@ -9,17 +9,11 @@ from mlx.methods import br as br_module
 from mlx.methods._auto import log_grid
 from mlx.methods.br import BR
 from mlx.numerics.regpath import RidgePath
+from tests.conftest import random_multilabel
 
 
 def _problem(seed=0, n=60, d=9, L=5, ratio=None):
-    rng = np.random.default_rng(seed)
-    X = sp.csr_matrix(rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.5))
-    Y = sp.csr_matrix((rng.random((n, L)) < 0.3).astype(float))
-    observed = None
-    if ratio is not None:
-        observed = sp.csr_matrix((rng.random((n, L)) < ratio).astype(float))
-        Y = Y.multiply(observed).tocsr()
-    return X, Y, observed
+    return random_multilabel(seed, n, d, L, density=0.5, mask=ratio, positives_observed=True)
 
 
 def test_a_ridge_solve_that_stops_short_of_its_tolerance_is_not_converged(monkeypatch):

@@ -11,6 +11,7 @@ from mlx.methods import leml as leml_module
 from mlx.methods.bcs import BCS
 from mlx.methods.cplst import CPLST
 from mlx.methods.leml import LEML, clear_gram_cache, gram_eigh
+from tests.conftest import random_multilabel, tolerance_at_equality
 
 # value, first and second derivative in the score, written from their definitions
 _LOSSES = {
@@ -25,13 +26,7 @@ _LOSSES = {
 
 
 def _problem(seed=0, n=30, d=5, L=6, mask=None):
-    rng = np.random.default_rng(seed)
-    X = sp.csr_matrix(rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.7))
-    Y = sp.csr_matrix((rng.random((n, L)) < 0.35).astype(float))
-    observed = None
-    if mask is not None:
-        observed = sp.csr_matrix((rng.random((n, L)) < mask).astype(float))
-    return X, Y, observed
+    return random_multilabel(seed, n, d, L, positive_rate=0.35, mask=mask)
 
 
 class _Dense:
@@ -311,13 +306,7 @@ def test_equal_relative_decrease_counts_as_converged():
     params = dict(rank=2, l2_reg=0.1, w_solver="eig", init="random", random_state=0)
     J = LEML(max_iter=2, tol=0, **params).fit(X, Y).objective_
     drop = J[0] - J[1]
-    tol = drop / abs(J[0])
-    while tol * abs(J[0]) < drop:                                  # make the two sides equal
-        tol = np.nextafter(tol, 1.0)
-    while tol * abs(J[0]) > drop:
-        tol = np.nextafter(tol, 0.0)
-    if tol * abs(J[0]) != drop:
-        pytest.fail("no tolerance equals this relative decrease exactly")
+    tol = tolerance_at_equality(drop, abs(J[0]))
     model = LEML(max_iter=5, tol=tol, **params).fit(X, Y)
     assert model.converged_ and model.n_iter_ == 2
 
