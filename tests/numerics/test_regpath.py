@@ -82,3 +82,20 @@ def test_leave_one_out_predictions_are_refits_without_the_row(shape):
             keep = np.arange(n) != i
             W = ridge(X[keep], T[keep], lam)
             np.testing.assert_allclose(got[j], (X[i] @ W).ravel(), rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("density", [0.05, 0.5], ids=["sparse-product", "dense-product"])
+def test_leverage_of_sparse_rows_is_the_hat_matrix_diagonal(density):
+    from mlx.numerics.regpath import LEVERAGE_SPARSE_DENSITY
+
+    rng = np.random.default_rng(4)
+    n, d = 200, 40
+    X = sp.random(n, d, density=density, format="csr", random_state=rng)
+    X.data += 0.5
+    assert (X.nnz <= LEVERAGE_SPARSE_DENSITY * n * d) == (density < LEVERAGE_SPARSE_DENSITY)
+    path = RidgePath(X, sp.csr_matrix(rng.random((n, 2))))
+    rows = np.array([3, 50, 199])
+    lam = 0.7
+    Xd = X.toarray()
+    hat = Xd @ np.linalg.solve(Xd.T @ Xd + lam * np.eye(d), Xd.T)
+    np.testing.assert_allclose(path.leverage(lam, rows), np.diag(hat)[rows], rtol=1e-10)
