@@ -171,7 +171,7 @@ def holdout_split(method, n: int):
 
 
 def fit_holdout(method, param: str, grid, X, Y, *, observed=None, task="multilabel",
-                **fit_kwargs):
+                rescore=None, **fit_kwargs):
     """Fit ``method`` with ``param`` chosen from ``grid`` on a hold-out split of the rows.
 
     Called from a method's ``_fit`` with the arrays it was given; candidates are fitted and
@@ -187,6 +187,10 @@ def fit_holdout(method, param: str, grid, X, Y, *, observed=None, task="multilab
     with ``auto_[param]`` set (unscored values have score ``nan``). A candidate that
     diverges scores ``nan``, below every other; if all scored ones do,
     :class:`~mlx.errors.DivergenceError` is raised.
+
+    ``rescore(cand, value)``, for a parameter that changes only how a fitted model scores
+    (MoM's smoothing), returns a copy of the candidate ``cand`` set to ``value`` without
+    fitting again: the fit rows are then fitted once, whatever the number of values scored.
     """
     grid = sorted(float(v) for v in grid)
     n = X.shape[0]
@@ -204,7 +208,10 @@ def fit_holdout(method, param: str, grid, X, Y, *, observed=None, task="multilab
         if np.isnan(scores[i]):
             cand = type(method)(**{**params, param: grid[i]})
             try:
-                cand._fit(X[fit], Y[fit], observed=_rows(observed, fit), **fit_kwargs)
+                if rescore is not None and fitted:
+                    cand = rescore(next(iter(fitted.values())), grid[i])
+                else:
+                    cand._fit(X[fit], Y[fit], observed=_rows(observed, fit), **fit_kwargs)
                 scores[i] = validation_score(cand, X[scored], Y[scored], task)
                 fitted[i] = cand
             except DivergenceError:

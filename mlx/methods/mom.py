@@ -22,10 +22,12 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
+from mlx.methods._auto import fit_holdout, is_auto, log_grid
 from mlx.methods._validation import as_float_csr, check_fit_data, pattern
 from mlx.methods.base import (
     METHODS,
     BaseMethod,
+    InvalidParameterError,
     check_is_fitted,
 )
 from mlx.methods.table import TABLES, mom_check_context, mom_rank_message
@@ -113,11 +115,17 @@ class MoM(BaseMethod):
     eta : float in [0, 1), default=0.001
         The paper's threshold: absent words with ``P[v|h] > eta`` contribute
         ``log(1 - P[v|h])`` (``prediction="paper"`` only; the paper uses 0.001).
-    smoothing : float >= 0, default=0.001
+    smoothing : float >= 0 or "auto", default="auto"
         ``beta`` of the authors' code: ``beta / n_features`` is added to every word
         probability before renormalising (their code: 0.001 on bibtex, 0.0001 on delicious).
         The paper is silent; without smoothing a word that the clipping set to 0 in every
-        state has probability 0.
+        state has probability 0. ``"auto"``: the best of ``1e-7 .. 10`` (a decade apart,
+        walking from 1e-3) on a 20% hold-out split of the training rows (the mean of P@1
+        and AUC there); the smoothing changes only the scoring, so the fit rows are fitted
+        once and every value re-scores that fit; then a fit on every row
+        (:mod:`mlx.methods._auto`, which also lets the model fall back towards the constant
+        predictor where it does worse on the held-out rows). 0.001 was the fixed default
+        before.
     n_restarts : int >= 1, default=10
         Starts of the tensor power method per eigenpair (the authors' code: 1). Fewer are not
         faster: the starts not chosen carry over to the next deflation step, where they
@@ -170,6 +178,8 @@ class MoM(BaseMethod):
     ----------
     rank_ : int
         Latent states kept (``rank`` unless ``M2`` has fewer positive eigenvalues).
+    smoothing_ : float
+        The smoothing the scores use (the value ``"auto"`` chose, or ``smoothing``).
     prior_ : ndarray of shape (rank_,)
         ``pi``, by decreasing tensor eigenvalue.
     word_probs_ : ndarray of shape (n_features, rank_)
@@ -251,7 +261,7 @@ class MoM(BaseMethod):
     _parameter_constraints = TABLES["mom"].constraints
 
     def __init__(self, *, rank: int = 10, moments: str = "paper", prediction: str = "paper",
-                 eta: float = 0.001, smoothing: float = 0.001, n_restarts: int = 10,
+                 eta: float = 0.001, smoothing: float | str = "auto", n_restarts: int = 10,
                  max_iter: int = 300, tol: float = 1e-6, shift: float = 0.0,
                  adaptive_shift: bool = True, anderson: int = 5,
                  selection_precision: str = "double", binarize: bool = False,
@@ -327,20 +337,24 @@ class MoM(BaseMethod):
         depend on the caller's thread setting either.
         """
         self._validate_params()
-        with threadpool_limits(limits=1):
-            return self._fit_moments(X, Y, observed)
-
-    def _fit_moments(self, X, Y, observed):
         t0 = time.perf_counter()
+        self.auto_ = {}
         data = check_fit_data("MoM", X, Y, observed)
         if data.observed is not None:
             raise ValueError("MoM does not support missing labels: observed must be None or "
                              "mark every entry of Y")
+        if is_auto(self.smoothing):
+            _check_rank(self.rank, *data.X.shape)  # on every row: the hold-out fit has fewer
+            return fit_holdout(self, "smoothing", log_grid(1e-3), data.X, data.positives,
+                               rescore=_smoothed)
+        with threadpool_limits(limits=1):
+            return self._fit_moments(data, t0)
+
+    def _fit_moments(self, data, t0):
         X = self._features(data.X)
         Y = data.positives
         n, d = X.shape
-        if self.rank > min(n, d):
-            raise ValueError(f"MoM: {mom_rank_message(self.rank, n, d)}")
+        _check_rank(self.rank, n, d)
         rng = np.random.default_rng(self.random_state)
 
         # Pass 1: M2 and whitening.
@@ -401,19 +415,23 @@ class MoM(BaseMethod):
         self.timings_ = {"whiten": t1 - t0, "power": 0.0, "labels": 0.0, "total": t1 - t0}
 
     def _set_model(self, prior, words, labels, d):
-        beta = float(self.smoothing)
-        smoothed = (words + beta / d) / (1.0 + beta)
-        floor = np.finfo(np.float64).tiny                 # log(0) -> about -708, never -inf
-        self._log_words = np.log(np.maximum(smoothed, floor))
-        absent = np.where(smoothed > self.eta, np.log1p(-np.minimum(smoothed, 1.0 - 1e-16)), 0.0)
-        self._log_prior = np.log(np.maximum(prior, floor))
-        self._absent = absent
-        self._absent_total = absent.sum(axis=0)
+        self.smoothing_ = float(self.smoothing)
         self.rank_ = int(prior.size)
         self.prior_ = prior
         self.word_probs_ = words
         self.label_probs_ = labels
         self.n_features_in_ = d
+        self._scoring = self._scoring_tables()
+
+    def _scoring_tables(self):
+        """``log P[v|h]`` smoothed, ``log pi``, the absent words' ``log(1 - P[v|h])`` and
+        their column sums, from the fitted attributes (kept once computed)."""
+        beta = self.smoothing_
+        smoothed = (self.word_probs_ + beta / self.n_features_in_) / (1.0 + beta)
+        floor = np.finfo(np.float64).tiny                 # log(0) -> about -708, never -inf
+        absent = np.where(smoothed > self.eta, np.log1p(-np.minimum(smoothed, 1.0 - 1e-16)), 0.0)
+        return (np.log(np.maximum(smoothed, floor)), np.log(np.maximum(self.prior_, floor)),
+                absent, absent.sum(axis=0))
 
     # -- predict ------------------------------------------------------------
     def posterior(self, X) -> np.ndarray:
@@ -425,10 +443,13 @@ class MoM(BaseMethod):
                              f"{self.n_features_in_} features as input (it was fitted with "
                              f"{self.n_features_in_})")
         X = self._features(X)
-        ll = np.asarray(X @ self._log_words)
+        if "_scoring" not in self.__dict__:   # a fitted copy of the auto choice's final fit
+            self._scoring = self._scoring_tables()
+        log_words, log_prior, absent, absent_total = self._scoring
+        ll = np.asarray(X @ log_words)
         if self.prediction == "paper":
-            ll += self._log_prior + self._absent_total
-            ll -= np.asarray(pattern(X) @ self._absent)
+            ll += log_prior + absent_total
+            ll -= np.asarray(pattern(X) @ absent)
         ll -= ll.max(axis=1, keepdims=True) if ll.shape[0] else 0.0
         post = np.exp(ll)
         post /= post.sum(axis=1, keepdims=True)
@@ -439,3 +460,18 @@ class MoM(BaseMethod):
         check_is_fitted(self, "label_probs_")
         return self.posterior(X) @ self.label_probs_.T
 
+
+def _check_rank(rank: int, n: int, d: int) -> None:
+    if rank > min(n, d):
+        raise InvalidParameterError("rank", f"MoM: {mom_rank_message(rank, n, d)}")
+
+
+def _smoothed(model: MoM, smoothing: float) -> MoM:
+    """A copy of the fitted ``model`` with another ``smoothing`` (the fit is shared: the
+    smoothing enters only the word probabilities used to score)."""
+    import copy
+
+    new = copy.copy(model)
+    new.smoothing = smoothing
+    new._set_model(model.prior_, model.word_probs_, model.label_probs_, model.n_features_in_)
+    return new

@@ -26,7 +26,7 @@ def test_status_is_the_power_methods_in_the_order_of_the_eigenvalues(monkeypatch
     monkeypatch.setattr(mom_module, "tensor_power_method", spy)
     X, Y, _ = sample_corpus(1000, 20, 5, 3, doc_length=12.0, seed=6)
     for max_iter in (1, 4, 300):
-        m = MoM(rank=3, max_iter=max_iter, random_state=1).fit(X, Y)
+        m = MoM(rank=3, max_iter=max_iter, smoothing=0.001, random_state=1).fit(X, Y)
         res = found[-1]
         order = np.argsort(-res.eigenvalues)
         assert not np.array_equal(order, [0, 1, 2])
@@ -268,7 +268,7 @@ def test_m2_eigenvalues_are_the_top_eigenvalues_of_the_paper_second_moment():
 
 def test_defaults_are_the_documented_ones():
     assert MoM().get_params() == dict(
-        rank=10, moments="paper", prediction="paper", eta=0.001, smoothing=0.001,
+        rank=10, moments="paper", prediction="paper", eta=0.001, smoothing="auto",
         n_restarts=10, max_iter=300, tol=1e-6, shift=0.0, adaptive_shift=True, anderson=5,
         selection_precision="double", binarize=False, random_state=None)
     params = dict(rank=3, moments="unbiased", prediction="code", eta=0.01, smoothing=0.1,
