@@ -190,10 +190,10 @@ def test_methods_name_says_how_auto_falls_back_to_the_constant():
             "frequencies alone) and decision_shift. After a GCV path (cplst, bcs, br's squared "
             "loss) the held-out scores are the leave-one-out predictions of the training rows, "
             "from the same eigendecomposition (bcs decodes at most 256 of them).\n")
-    for name in ("leml", "cplst", "bcs", "br", "wsabie", "lsvv"):
+    for name in ("leml", "cplst", "bcs", "br", "wsabie", "lsvv", "mom", "plt"):
         r = invoke("methods", name)
         assert r.exit_code == 0 and r.output.endswith(note), name
-    for name in ("constant", "omikuji", "plt", "mom", "landmark"):  # no auto scale, or no labels
+    for name in ("constant", "omikuji", "landmark"):  # no auto scale, or no labels
         assert "auto and the constant" not in invoke("methods", name).output, name
 
 

@@ -427,7 +427,7 @@ _table("mom", "MoM", ("multilabel",), uses_rank=True, threshold=lambda m: 0.5,
            "moments": ("paper", [StrOptions({"paper", "unbiased"})]),
            "prediction": ("paper", [StrOptions({"paper", "code"})]),
            "eta": (0.001, [Interval(Real, 0, 1, closed="left")]),
-           "smoothing": (0.001, [_NON_NEGATIVE]),
+           "smoothing": ("auto", [_NON_NEGATIVE, _AUTO]),
            "n_restarts": (10, [_COUNT]),
            "max_iter": (300, [_COUNT]),
            "tol": (1e-6, [_POSITIVE]),
@@ -452,7 +452,7 @@ _table("wsabie", "WSABIE", ("multilabel",), uses_rank=True, supports_missing_lab
 
 _table("plt", "PLT", ("multilabel",), threshold=lambda m: 0.5,
        check_context=xmc_check_context, params={
-           "c": (10.0, [_POSITIVE]),
+           "c": ("auto", [_POSITIVE, _AUTO]),
            "arity": (2, [Interval(Integral, 2, None, closed="left")]),
            "max_leaves": (100, [_COUNT]),
            "solver": ("primal", [StrOptions({"primal", "dual"})]),

@@ -89,13 +89,13 @@ def test_plt_hands_its_parameters_to_napkinxc(monkeypatch, problem):
 def test_plt_without_a_seed_draws_one_from_numpys_global_generator(problem):
     X, Y = problem
     np.random.seed(11)
-    model = PLT().fit(X, Y)
+    model = PLT(c=10.0).fit(X, Y)
     assert model.seed_ == np.random.RandomState(11).randint(0, 2 ** 31 - 1)
 
 
 def test_plt_scores_every_label(problem):
     X, Y = problem
-    model = PLT(random_state=0, max_leaves=2).fit(X, Y)
+    model = PLT(c=10.0, random_state=0, max_leaves=2).fit(X, Y)
     scores = model.decision_function(X[:10])
     assert scores.shape == (10, Y.shape[1]) and np.all(scores > 0) and np.all(scores <= 1)
     assert model.threshold == 0.5 and model.n_labels_ == Y.shape[1]
@@ -211,7 +211,7 @@ def test_a_failed_refit_leaves_no_stale_model(monkeypatch, problem):
     from napkinxc.models import PLT as _PLT
 
     X, Y = problem
-    model = PLT(random_state=0).fit(X, Y)
+    model = PLT(c=10.0, random_state=0).fit(X, Y)
 
     def broken(self, X, Y):
         raise RuntimeError("the package failed")

@@ -72,22 +72,22 @@ def test_missing_labels_are_skipped_with_the_reason():
 # ----------------------------------------------------------------------------- plt
 def test_plt_learns_and_is_reproducible_across_threads(problem):
     train, test = problem
-    base = PLT(random_state=5).fit(train.X, train.Y)
+    base = PLT(c=10.0, random_state=5).fit(train.X, train.Y)
     scores = base.decision_function(test.X)
     assert np.all((scores >= 0) & (scores <= 1))
     constant = METHODS.get("constant")().fit(train.X, train.Y).decision_function(test.X)
     assert _p_at_1(scores, test.Y) > _p_at_1(constant, test.Y) + 0.15
     np.testing.assert_array_equal(
-        PLT(random_state=5, n_threads=2).fit(train.X, train.Y).decision_function(test.X), scores)
+        PLT(c=10.0, random_state=5, n_threads=2).fit(train.X, train.Y).decision_function(test.X), scores)
 
 
 def test_plt_takes_the_runners_seeds_above_2_31():
     """The runner's method seeds go up to 2^32 - 1; napkinXC's seed is a C int."""
     X = sp.csr_matrix(np.eye(6, 3) + 0.5)
     Y = sp.csr_matrix(np.tile([[1.0, 0], [0, 1]], (3, 1)))
-    big = PLT(random_state=2 ** 32 - 1).fit(X, Y)
+    big = PLT(c=10.0, random_state=2 ** 32 - 1).fit(X, Y)
     assert big.seed_ == (2 ** 32 - 1) % (2 ** 31 - 1)
-    np.testing.assert_array_equal(big.decision_function(X), PLT(random_state=big.seed_).fit(
+    np.testing.assert_array_equal(big.decision_function(X), PLT(c=10.0, random_state=big.seed_).fit(
         X, Y).decision_function(X))
 
 
@@ -95,8 +95,8 @@ def test_plt_dual_solver_is_the_packages_default_and_close(problem):
     """The dual solver is not reproducible (unseeded coordinate order); its scores stay
     close to the primal solver's on a learnable problem."""
     train, test = problem
-    primal = PLT(random_state=5).fit(train.X, train.Y).decision_function(test.X)
-    dual = PLT(random_state=5, solver="dual").fit(train.X, train.Y).decision_function(test.X)
+    primal = PLT(c=10.0, random_state=5).fit(train.X, train.Y).decision_function(test.X)
+    dual = PLT(c=10.0, random_state=5, solver="dual").fit(train.X, train.Y).decision_function(test.X)
     assert abs(_p_at_1(primal, test.Y) - _p_at_1(dual, test.Y)) < 0.05
 
 
@@ -113,7 +113,7 @@ def test_plt_gets_python_int_labels(monkeypatch, problem):
 
     monkeypatch.setattr(_PLT, "fit", spy)
     train, _ = problem
-    PLT(random_state=0).fit(train.X, train.Y)
+    PLT(c=10.0, random_state=0).fit(train.X, train.Y)
     assert seen["types"] == {int}
 
 
