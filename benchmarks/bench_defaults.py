@@ -60,6 +60,8 @@ TUNED = {   # method -> (parameter its auto chooses, the tuned reference's wide 
     "bcs": ("weight_precision", _halves(-1, 5)),
     "wsabie": ("learning_rate", _halves(-5, 0)),
     "lsvv": ("tau_A", _halves(-7, -1)),
+    "mom": ("smoothing", _halves(-7, 1)),
+    "plt": ("c", _halves(-3, 5)),
 }
 SQUARED = {"leml", "cplst", "bcs", "br-sq"}   # squared loss: cost target 3x; others 6x
 COST_TARGET = {True: 3.0, False: 6.0}
