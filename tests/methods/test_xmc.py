@@ -77,8 +77,8 @@ def test_plt_learns_and_is_reproducible_across_threads(problem):
     assert np.all((scores >= 0) & (scores <= 1))
     constant = METHODS.get("constant")().fit(train.X, train.Y).decision_function(test.X)
     assert _p_at_1(scores, test.Y) > _p_at_1(constant, test.Y) + 0.15
-    np.testing.assert_array_equal(
-        PLT(c=10.0, random_state=5, n_threads=2).fit(train.X, train.Y).decision_function(test.X), scores)
+    two = PLT(c=10.0, random_state=5, n_threads=2).fit(train.X, train.Y)
+    np.testing.assert_array_equal(two.decision_function(test.X), scores)
 
 
 def test_plt_takes_the_runners_seeds_above_2_31():
@@ -96,7 +96,8 @@ def test_plt_dual_solver_is_the_packages_default_and_close(problem):
     close to the primal solver's on a learnable problem."""
     train, test = problem
     primal = PLT(c=10.0, random_state=5).fit(train.X, train.Y).decision_function(test.X)
-    dual = PLT(c=10.0, random_state=5, solver="dual").fit(train.X, train.Y).decision_function(test.X)
+    dual = PLT(c=10.0, random_state=5, solver="dual").fit(train.X, train.Y)
+    dual = dual.decision_function(test.X)
     assert abs(_p_at_1(primal, test.Y) - _p_at_1(dual, test.Y)) < 0.05
 
 
