@@ -256,3 +256,22 @@ def test_auto_with_missing_labels_chooses_the_fallback_on_observed_entries():
     np.testing.assert_array_equal(model.prior_offset_[1], masked.prior_offset_[1])
     assert model.auto_[PRIOR].value == 0.0                        # the model's own ranking
     assert unmasked.auto_[PRIOR].value == CONSTANT
+
+
+@pytest.mark.parametrize("work", [1 << 22, 7 * 5, 2 * 7 * 5, 1])
+def test_pair_products_are_every_row_pair_by_brute_force(monkeypatch, work):
+    """``P[a * rank + b, l] = Phi[a, l] Phi[b, l]``, block by block over ``a``: stored as one
+    block when it fits the work budget, built on demand otherwise."""
+    monkeypatch.setattr(bcs_module, "_WORK_ENTRIES", work)
+    Phi = np.random.default_rng(14).normal(size=(5, 7))
+    pairs = bcs_module._PairProducts(Phi)
+    got = {}
+    for block, P in pairs:
+        assert P.shape == ((block.stop - block.start) * 5, 7)
+        for i, a in enumerate(range(block.start, block.stop)):
+            for b in range(5):
+                got[a, b] = P[i * 5 + b]
+    assert sorted(got) == [(a, b) for a in range(5) for b in range(5)]
+    for (a, b), row in got.items():
+        np.testing.assert_array_equal(row, [Phi[a, c] * Phi[b, c] for c in range(7)])
+    assert (pairs._stored is not None) == (len(pairs.blocks) == 1)
