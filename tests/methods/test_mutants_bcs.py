@@ -192,12 +192,12 @@ def test_decoding_updates_label_precisions_with_the_gamma_posterior(a, b):
 def test_label_posterior_work_arrays_stay_within_the_chunk_budget(monkeypatch, with_cov):
     """Rows are processed in chunks of ``_WORK_ENTRIES`` entries: beyond its outputs the
     kernel allocates a few chunks' worth, never an array over every row (one of shape
-    (n_rows, rank) alone would take n_rows * rank * 8 = 128 kB here)."""
+    (n_rows, rank) alone would take n_rows * rank * 8 = 64 kB here)."""
     import tracemalloc
 
     monkeypatch.setattr(bcs_module, "_WORK_ENTRIES", 64)          # 4 rows per chunk
     rng = np.random.default_rng(12)
-    k, L, n = 4, 8, 4000
+    k, L, n = 4, 8, 2000
     Phi, resid = rng.normal(size=(k, L)), rng.normal(size=(n, k))
     inv_alpha = rng.uniform(0.1, 2.0, size=(n, L))
     tracemalloc.start()
