@@ -1,13 +1,18 @@
 """BCS: properties the older tests left open (found by mutation testing): prediction is
 ``predict_iter`` rounds of dense per-row posterior updates; ``weight_precision="auto"`` is the
 GCV choice for the compressed labels, checked against dense hat matrices; the label-precision
-terms of the bound with digamma; the stopping rule; the divergence error."""
+terms of the bound with digamma; the stopping rule; the divergence error; the label-precision
+update of decoding for any Gamma shape; the kernel's memory bound per chunk of rows and its
+silence on observed entries; the fall-back of "auto" chosen on the observed entries."""
+
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from scipy.special import digamma, gammaln
 
 from mlx.errors import DivergenceError
+from mlx.methods import _auto
 from mlx.methods import bcs as bcs_module
 from mlx.methods._auto import PRIOR
 from mlx.methods.bcs import BCS, infer_labels, label_posterior
@@ -167,3 +172,106 @@ def test_label_posterior_without_covariance_returns_the_mean_only():
                                                noise_cov=0.2, with_cov=False)
     assert var is None and logdet is None and trace is None
     np.testing.assert_array_equal(mean, full[0])
+
+
+@pytest.mark.parametrize("a,b", [(2.0, 0.7), (1e-3, 0.05)])
+def test_decoding_updates_label_precisions_with_the_gamma_posterior(a, b):
+    """``E[alpha] = (a + 1/2) / (b + E[y^2] / 2)`` between rounds, for shapes other than 1/2
+    (where dividing by ``a + 1/2`` and multiplying by it agree)."""
+    rng = np.random.default_rng(11)
+    Phi, Z = rng.normal(size=(3, 7)), rng.normal(size=(4, 3))
+    for n_iter in (2, 3):
+        got = infer_labels(Phi, Z, noise_mean=0.3, noise_cov=0.1, gamma_shape=a, gamma_rate=b,
+                           n_iter=n_iter)
+        expected = _dense_inference(Phi, Z, noise_mean=0.3, noise_cov=0.1, a=a, b=b,
+                                    n_iter=n_iter)
+        np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("with_cov", [True, False])
+def test_label_posterior_work_arrays_stay_within_the_chunk_budget(monkeypatch, with_cov):
+    """Rows are processed in chunks of ``_WORK_ENTRIES`` entries: beyond its outputs the
+    kernel allocates a few chunks' worth, never an array over every row (one of shape
+    (n_rows, rank) alone would take n_rows * rank * 8 = 64 kB here)."""
+    import tracemalloc
+
+    monkeypatch.setattr(bcs_module, "_WORK_ENTRIES", 64)          # 4 rows per chunk
+    rng = np.random.default_rng(12)
+    k, L, n = 4, 8, 2000
+    Phi, resid = rng.normal(size=(k, L)), rng.normal(size=(n, k))
+    inv_alpha = rng.uniform(0.1, 2.0, size=(n, L))
+    tracemalloc.start()
+    try:
+        out = label_posterior(Phi, resid, inv_alpha, noise_mean=0.4, noise_cov=0.2,
+                              with_cov=with_cov)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    outputs = sum(o.nbytes for o in out if o is not None)
+    assert peak - outputs < 32_000
+    expected = label_posterior(Phi, resid[-3:], inv_alpha[-3:], noise_mean=0.4,
+                               noise_cov=0.2, with_cov=with_cov)
+    for got, ref in zip(out, expected):
+        if ref is not None:
+            np.testing.assert_allclose(got[-3:], ref, rtol=1e-12, atol=1e-14)
+
+
+def test_label_posterior_of_rows_with_observed_entries_warns_nothing():
+    """The log of a prior variance of 0 (an observed entry) is never taken into a warning."""
+    import warnings
+
+    rng = np.random.default_rng(13)
+    Phi, resid = rng.normal(size=(3, 6)), rng.normal(size=(4, 3))
+    inv_alpha = rng.uniform(0.1, 2.0, size=(4, 6)) * (rng.random((4, 6)) < 0.5)
+    inv_alpha[0] = 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _, _, logdet, _ = label_posterior(Phi, resid, inv_alpha, noise_mean=0.4, noise_cov=0.2)
+    assert np.all(np.isfinite(logdet)) and logdet[0] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_auto_with_missing_labels_chooses_the_fallback_on_observed_entries():
+    """With missing labels the fallback to the label frequencies is chosen by a fit at the
+    chosen ``weight_precision`` on the hold-out split's fit rows with their mask, scored on
+    the observed held-out entries; read without the mask, the same data choose otherwise."""
+    X, Y, observed = _problem(2, n=60, d=5, L=6, mask=0.5)
+    model = BCS(rank=3, random_state=0).fit(X, Y, observed=observed)
+    lam = model.auto_["weight_precision"].value
+
+    def reference(mask):
+        ref = BCS(rank=3, weight_precision=lam, random_state=0).fit(X, Y, observed=observed)
+        ref.auto_ = {}
+        fit, val = _auto.holdout_split(ref, X.shape[0])
+        cand = BCS(rank=3, weight_precision=lam, random_state=0).fit(
+            X[fit], Y[fit], observed=None if mask is None else mask[fit])
+        _auto.choose_prior_weight(ref, cand, X, Y, mask, "multilabel", (fit, val))
+        return ref
+
+    masked, unmasked = reference(observed), reference(None)
+    assert list(model.auto_) == ["weight_precision", *masked.auto_]
+    for name, choice in masked.auto_.items():
+        got = model.auto_[name]
+        assert replace(got, scores=()) == replace(choice, scores=())
+        np.testing.assert_array_equal(got.scores, choice.scores)     # NaN: not scored
+    np.testing.assert_array_equal(model.prior_offset_[1], masked.prior_offset_[1])
+    # ... which matters here (the model's own ranking, against the frequencies unmasked)
+    assert unmasked.auto_[PRIOR].value != model.auto_[PRIOR].value
+
+
+@pytest.mark.parametrize("work", [1 << 22, 7 * 5, 2 * 7 * 5, 1])
+def test_pair_products_are_every_row_pair_by_brute_force(monkeypatch, work):
+    """``P[a * rank + b, l] = Phi[a, l] Phi[b, l]``, block by block over ``a``: stored as one
+    block when it fits the work budget, built on demand otherwise."""
+    monkeypatch.setattr(bcs_module, "_WORK_ENTRIES", work)
+    Phi = np.random.default_rng(14).normal(size=(5, 7))
+    pairs = bcs_module._PairProducts(Phi)
+    got = {}
+    for block, P in pairs:
+        assert P.shape == ((block.stop - block.start) * 5, 7)
+        for i, a in enumerate(range(block.start, block.stop)):
+            for b in range(5):
+                got[a, b] = P[i * 5 + b]
+    assert sorted(got) == [(a, b) for a in range(5) for b in range(5)]
+    for (a, b), row in got.items():
+        np.testing.assert_array_equal(row, [Phi[a, c] * Phi[b, c] for c in range(7)])
+    assert (pairs._stored is not None) == (len(pairs.blocks) == 1)
