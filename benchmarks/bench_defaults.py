@@ -271,7 +271,8 @@ def cpu_cost(ds: str, methods: list[str]) -> list[dict]:
             kw["loss"] = "squared"
         param = "l2_reg" if m == "br-sq" else TUNED[m][0]
         try:
-            cls(**kw, random_state=0).fit(X[:60], Y[:60])                      # warm-up
+            warm = max(60, 2 * rank)                  # more rows than a rank-limited model needs
+            cls(**kw, random_state=0).fit(X[:warm], Y[:warm])                  # warm-up
             clear_gram_cache()
             t = time.process_time()
             auto = cls(**kw, random_state=0).fit(X, Y)
