@@ -127,3 +127,12 @@ def test_plt_model_napkinxc_cannot_read_back_is_a_divergence(monkeypatch):
                        r"value$"):
         m.fit(X, Y)
     assert not hasattr(m, "model_files_")
+
+
+def test_mom_auto_with_a_rank_only_every_row_allows_uses_the_grid_middle_and_says_so():
+    X, Y, _ = sample_corpus(10, 30, 3, 2, doc_length=15.0, seed=9)
+    m = MoM(rank=9, random_state=0).fit(X, Y)             # the 8 fit rows allow rank 8 at most
+    choice = m.auto_["smoothing"]
+    assert choice.value == 1e-3 and m.smoothing_ == 1e-3
+    assert choice.procedure.startswith("unvalidated (the middle of 1e-07..10): the 80% fit rows "
+                                       "of a hold-out split are too few (MoM: rank=9 is larger")
