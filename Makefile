@@ -13,17 +13,18 @@ PYTEST_ARGS ?=
 .DEFAULT_GOAL := help
 include tables.mk
 
-.PHONY: run lint test test-all test-browser smoke validate bench mutants install data clean help benchmark-multilabel
+.PHONY: run lint test test-all test-browser smoke validate bench mutants mutants-module install data clean help benchmark-multilabel
 
 help:
 	@echo "make run       run configs/bibtex.yaml (installs into $(VENV), finds or fetches bibtex)"
 	@echo "make test      install, lint, run the test suite (slow reproductions excluded) and the smoke run"
-	@echo "make lint      ruff check mlx tests benchmarks"
+	@echo "make lint      ruff check mlx tests benchmarks tools"
 	@echo "make test-all  the test suite including slow tests"
 	@echo "make test-browser  install Debian's chromium if missing, then load an mlx report in it headless"
 	@echo "make validate  check every config under configs/"
 	@echo "make bench     run the benchmarks under benchmarks/"
 	@echo "make mutants   mutation testing of the runner, Dask backend, masks, seeding, config, methods, splits and tables (hours)"
+	@echo "make mutants-module MODULE=mlx/x.py TESTS=\"tests/...\"  one module against chosen tests (minutes)"
 	@echo "make tables    run and render every paper table that can run here (make tables-status: what each needs)"
 	@echo "make results-doc  regenerate docs/RESULTS.md from the rendered tables"
 	@echo "make benchmark-multilabel  every multi-label method on every multi-label set -> docs/BENCHMARK.md"
@@ -43,7 +44,7 @@ run: data
 	$(BIN)/mlx run configs/bibtex.yaml
 
 lint: $(STAMP)
-	$(BIN)/ruff check mlx tests benchmarks
+	$(BIN)/ruff check mlx tests benchmarks tools
 
 test: $(STAMP) lint
 	$(BIN)/python -m pytest -q -m "not slow" $(PYTEST_ARGS)
@@ -74,6 +75,13 @@ mutants: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[mutation]'
 	$(BIN)/mutmut run --max-children 2 || true
 	$(BIN)/mutmut results
+
+# One module against chosen tests, collected once (seconds instead of hours):
+#   make mutants-module MODULE=mlx/methods/bcs.py TESTS="tests/methods/test_mutants_bcs.py tests/methods/test_bcs.py"
+mutants-module: $(STAMP)
+	@test -n "$(MODULE)" -a -n "$(TESTS)" || { echo "make mutants-module needs MODULE=mlx/... and TESTS=\"tests/...\""; exit 2; }
+	$(BIN)/python -m pip install --quiet -e '.[mutation]'
+	$(BIN)/python tools/mutation/drive.py $(MODULE) $(TESTS)
 
 bench: $(STAMP)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
