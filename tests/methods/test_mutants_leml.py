@@ -8,6 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 from mlx.methods import leml as leml_module
+from mlx.methods.base import FitContext, InvalidParameterError
 from mlx.methods.bcs import BCS
 from mlx.methods.cplst import CPLST
 from mlx.methods.leml import LEML, clear_gram_cache, gram_eigh
@@ -411,3 +412,31 @@ def test_row_side_eig_steps_are_the_exact_steps(monkeypatch, rotated_max):
     np.testing.assert_allclose(model.W_, W, rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(model.H_, H, rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(model.objective_, objective, rtol=1e-9)
+
+
+@pytest.mark.parametrize("w_solver,loss,observed_ratio", [
+    ("auto", "squared", 1.0), ("auto", "logistic", 0.5), ("eig", "squared", 1.0),
+    ("cg", "squared", 0.5), ("tron", "squared_hinge", 0.5)])
+def test_check_context_accepts_a_w_solver_that_serves_the_cell(w_solver, loss, observed_ratio):
+    method = LEML(w_solver=w_solver, loss=loss)
+    assert method.check_context(FitContext(observed_ratio=observed_ratio)) is None
+
+
+@pytest.mark.parametrize("w_solver,loss,observed_ratio,message", [
+    ("eig", "squared", 0.999, "w_solver='eig' needs loss='squared' and fully observed labels; "
+                              "got loss='squared' with missing labels. "
+                              "Use 'auto', 'cg' or 'tron'."),
+    ("eig", "logistic", 1.0, "w_solver='eig' needs loss='squared' and fully observed labels; "
+                             "got loss='logistic' with full labels. Use 'auto', 'cg' or 'tron'."),
+    ("cg", "squared_hinge", 1.0, "w_solver='cg' needs loss='squared' (got 'squared_hinge'); "
+                                 "use 'tron' or 'auto'.")])
+def test_a_w_solver_that_cannot_serve_the_cell_is_refused_before_and_at_fit(
+        w_solver, loss, observed_ratio, message):
+    method = LEML(w_solver=w_solver, loss=loss, l2_reg=0.3)
+    with pytest.raises(InvalidParameterError) as refused:
+        method.check_context(FitContext(observed_ratio=observed_ratio))
+    assert str(refused.value) == message and refused.value.param == "w_solver"
+    X, Y, observed = _problem(17, mask=None if observed_ratio == 1.0 else 0.6)
+    with pytest.raises(InvalidParameterError) as refused:
+        method.fit(X, Y, observed=observed)
+    assert str(refused.value) == message

@@ -1,0 +1,138 @@
+"""LEML's fit, continued (found by mutation testing): what the fits of one ``auto`` walk share
+on a row set is what a cold fit computes, and the later fits read it from there; the solver
+routes on wide data; what counts as a divergence."""
+
+import numpy as np
+import pytest
+
+from mlx.errors import DivergenceError
+from mlx.methods import leml as leml_module
+from mlx.methods.leml import LEML, clear_gram_cache, gram_eigh
+from tests.methods.test_mutants_leml import CASES, _Dense, _problem, _random_start
+
+
+def _fit(shared, l2_reg, observed=None, **params):
+    X, Y, _ = _problem(20)
+    params = {**dict(rank=2, max_iter=3, tol=0, inner_tol=1e-13, inner_max_iter=500), **params}
+    return LEML(l2_reg=l2_reg, **params)._fit(X, Y, observed=observed, shared=shared)
+
+
+def test_the_first_fit_of_a_row_set_keeps_its_start_and_the_rotated_products_in_the_memo():
+    X, Y, _ = _problem(20)
+    clear_gram_cache()
+    shared = {}
+    _fit(shared, 0.3)
+    assert list(shared) == [30]                                   # keyed by the number of rows
+    memo = shared[30]
+    assert sorted(memo) == ["C", "H", "y_sq"]
+    np.testing.assert_allclose(memo["C"], gram_eigh(X).evecs.T @ (X.T @ Y).toarray(),
+                               rtol=1e-12, atol=1e-12)            # V'X'Y
+    assert memo["y_sq"] == Y.nnz                                  # ||Y||^2 of a 0/1 matrix
+    P = Y.toarray()
+    top = np.linalg.svd(P)[2][:2].T                               # top right singular vectors
+    np.testing.assert_allclose(memo["H"] @ memo["H"].T, top @ top.T, atol=1e-10)
+    clear_gram_cache()
+
+
+@pytest.mark.parametrize("mask", [None, 0.6])
+def test_a_later_fit_of_the_row_set_equals_a_cold_fit(mask):
+    observed = None if mask is None else _problem(20, mask=mask)[2]
+    shared = {}
+    _fit(shared, 0.3, observed)
+    later = _fit(shared, 2.0, observed)
+    cold = _fit(None, 2.0, observed)
+    assert later.w_solver_ == ("eig" if mask is None else "cg")
+    np.testing.assert_array_equal(later.W_, cold.W_)
+    np.testing.assert_array_equal(later.H_, cold.H_)
+    assert later.objective_ == cold.objective_
+    assert sorted(shared[30]) == (["C", "H", "y_sq"] if mask is None else ["H"])
+
+
+def test_a_later_fit_of_the_row_set_reads_its_start_and_the_rotated_products_from_the_memo():
+    """Doubled ``V'X'Y``, four times ``||Y||^2`` and another start in the memo: the fit is the
+    one of the targets ``2 Y`` from that start."""
+    X, Y, _ = _problem(20)
+    shared = {}
+    _fit(shared, 0.3)
+    memo = shared[30]
+    memo["C"] = 2 * memo["C"]
+    memo["y_sq"] = 4 * memo["y_sq"]
+    memo["H"] = _random_start(5, 6, 2, None)
+    model = _fit(shared, 0.3)
+    ref = _Dense(X, Y, None, "squared", 0.3)
+    ref.T = 2 * ref.T
+    W, H, objective = ref.alternate(_random_start(5, 6, 2, None), 3)
+    np.testing.assert_allclose(model.W_, W, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(model.H_, H, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(model.objective_, objective, rtol=1e-9)
+
+
+@pytest.mark.parametrize("row_side", [False, True])
+def test_v_x_y_is_kept_dense_up_to_the_entry_limit_inclusive(monkeypatch, row_side):
+    X, Y, _ = _problem(21, n=4, d=7) if row_side else _problem(21)
+    if row_side:                                                  # V = X'U s^-1/2 from X X'
+        eig = gram_eigh(X.T.tocsr(), use_cache=False)
+        V = np.asarray(X.T @ eig.evecs) / np.sqrt(eig.evals)
+        engine = leml_module._RowEigEngine
+    else:
+        eig = gram_eigh(X, use_cache=False)
+        V = eig.evecs
+        engine = leml_module._EigEngine
+    entries = V.shape[1] * Y.shape[1]                             # rank of X'X times labels
+    assert entries == (4 if row_side else 5) * 6
+    monkeypatch.setattr(leml_module, "_ROTATED_MAX_ENTRIES", entries)
+    kept = engine(X, Y, 0.3, eig)
+    np.testing.assert_allclose(kept.C, V.T @ (X.T @ Y).toarray(), rtol=1e-10, atol=1e-12)
+    monkeypatch.setattr(leml_module, "_ROTATED_MAX_ENTRIES", entries - 1)
+    assert engine(X, Y, 0.3, eig).C is None
+
+
+@pytest.mark.parametrize("loss,mask,w_solver", [case for case in CASES if case[2] != "eig"])
+def test_wide_data_beyond_the_limit_keeps_the_iterative_w_step_it_is_given(monkeypatch, loss, mask,
+                                                                            w_solver):
+    """Only the exact W-step moves to ``X X'`` on wide data: CG and TRON still take their own
+    single steps there."""
+    X, Y, observed = _problem(22, n=4, d=5, mask=mask)
+    monkeypatch.setattr(leml_module, "EIG_MAX_FEATURES", 4)
+    assert leml_module._row_side(X)
+    model = LEML(rank=2, l2_reg=0.3, loss=loss, max_iter=2, tol=0, w_solver=w_solver,
+                 init="random", inner_max_iter=1, inner_tol=1e-12,
+                 random_state=3).fit(X, Y, observed=observed)
+    ref = _Dense(X, Y, observed, loss, 0.3)
+    W, H = np.zeros((5, 2)), _random_start(3, 6, 2, observed)
+    for _ in range(2):
+        W = ref.cg_step("W", H, W) if w_solver == "cg" else ref.tron_step("W", H, W)
+        H = ref.exact("H", W, H) if loss == "squared" else ref.tron_step("H", W, H)
+    np.testing.assert_allclose(model.W_, W, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(model.H_, H, rtol=1e-9, atol=1e-12)
+    assert model.w_solver_ == w_solver and [w for w, _ in model.n_inner_iter_] == [1, 1]
+
+
+def test_a_non_finite_objective_with_finite_factors_is_a_divergence(monkeypatch):
+    X, Y, _ = _problem(23)
+    real, calls = leml_module._squared_full_objective, []
+
+    def objective(*args):                                         # the second one overflows
+        calls.append(1)
+        return real(*args) if len(calls) == 1 else np.inf
+
+    monkeypatch.setattr(leml_module, "_squared_full_objective", objective)
+    with pytest.raises(DivergenceError) as diverged:
+        LEML(rank=2, l2_reg=0.3, max_iter=3, tol=0, w_solver="eig").fit(X, Y)
+    assert str(diverged.value) == ("LEML diverged at outer iteration 2 (non-finite factors); try "
+                                   "a larger l2_reg or fewer inner iterations (inner_max_iter)")
+
+
+@pytest.mark.parametrize("n,d,row_side", [(4, 5, False), (6, 6, False), (5, 6, True)])
+def test_the_exact_w_step_decomposes_x_x_only_with_more_features_than_the_limit_and_rows(
+        monkeypatch, n, d, row_side):
+    """``X X'`` with more than EIG_MAX_FEATURES features and fewer rows than features; at the
+    limit, or with as many rows as features, ``X'X``."""
+    X, Y, _ = _problem(24, n=n, d=d)
+    monkeypatch.setattr(leml_module, "EIG_MAX_FEATURES", 5)
+    clear_gram_cache()
+    model = LEML(rank=2, l2_reg=0.3, max_iter=2, tol=0, w_solver="eig").fit(X, Y)
+    assert model.w_solver_ == "eig"
+    assert (X in leml_module.GRAM_CACHE, X.T.tocsr() in leml_module.GRAM_CACHE) == (
+        not row_side, row_side)
+    clear_gram_cache()
