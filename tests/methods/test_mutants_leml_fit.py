@@ -136,3 +136,26 @@ def test_the_exact_w_step_decomposes_x_x_only_with_more_features_than_the_limit_
     assert (X in leml_module.GRAM_CACHE, X.T.tocsr() in leml_module.GRAM_CACHE) == (
         not row_side, row_side)
     clear_gram_cache()
+
+
+def test_the_shared_ridge_h_step_drops_directions_below_the_pinv_cutoff():
+    """``H = Y'A (A'A + l2_reg I)^+`` with the pseudo-inverse cut at PINV_RCOND (1e-12) of the
+    largest eigenvalue: a direction at 1e-13 of it is dropped, one at 1e-9 kept."""
+    YtA = np.random.default_rng(1).normal(size=(4, 3))
+    H = leml_module._ridge_shared(np.diag([2.0, 2e-13, 2e-9]), YtA, 0.0)
+    np.testing.assert_allclose(H, YtA * [0.5, 0.0, 5e8], rtol=1e-12)
+
+
+@pytest.mark.parametrize("limit,w_solver", [(1, "eig"), (0, "cg")])
+def test_auto_takes_the_exact_w_step_with_rows_up_to_the_limit_down_to_one_row(monkeypatch, limit,
+                                                                                w_solver):
+    X, Y, _ = _problem(25, n=1, d=3, L=3)
+    monkeypatch.setattr(leml_module, "EIG_MAX_FEATURES", limit)
+    model = LEML(rank=2, l2_reg=0.3, max_iter=2, tol=0, inner_tol=1e-13,
+                 inner_max_iter=50).fit(X, Y)
+    assert model.w_solver_ == w_solver
+    ref = _Dense(X, Y, None, "squared", 0.3)
+    H = np.linalg.svd(Y.toarray())[2][:2].T                       # the SVD start
+    W, H, objective = ref.alternate(H, 2)
+    np.testing.assert_allclose(model.W_ @ model.H_.T, W @ H.T, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(model.objective_, objective, rtol=1e-9)
