@@ -2,6 +2,10 @@
 on a row set is what a cold fit computes, and the later fits read it from there; the solver
 routes on wide data; what counts as a divergence."""
 
+import logging
+import re
+import time
+
 import numpy as np
 import pytest
 
@@ -159,3 +163,36 @@ def test_auto_takes_the_exact_w_step_with_rows_up_to_the_limit_down_to_one_row(m
     W, H, objective = ref.alternate(H, 2)
     np.testing.assert_allclose(model.W_ @ model.H_.T, W @ H.T, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(model.objective_, objective, rtol=1e-9)
+
+
+def test_rank_is_clamped_to_the_number_of_labels_when_that_is_the_smaller():
+    X, Y, _ = _problem(26, d=5, L=3)
+    model = LEML(rank=4, l2_reg=0.3, max_iter=2, tol=0).fit(X, Y)
+    assert model.rank_ == 3 and model.W_.shape == (5, 3) and model.H_.shape == (3, 3)
+    same = LEML(rank=3, l2_reg=0.3, max_iter=2, tol=0).fit(X, Y)
+    np.testing.assert_array_equal(model.W_, same.W_)
+    assert model.objective_ == same.objective_
+
+
+def test_a_clamped_rank_is_logged_once_and_an_unclamped_one_not(caplog):
+    X, Y, _ = _problem(26, d=5, L=3)
+    with caplog.at_level(logging.INFO, logger="mlx.methods.leml"):
+        LEML(rank=3, l2_reg=0.3, max_iter=1).fit(X, Y)
+        assert caplog.messages == []
+        LEML(rank=9, l2_reg=0.3, max_iter=1).fit(X, Y)
+    assert caplog.messages == ["LEML: rank 9 clamped to min(n_features, n_labels) = 3"]
+
+
+def test_each_outer_iteration_is_logged_with_its_objective_and_the_time_since_the_start(caplog):
+    X, Y, _ = _problem(27)
+    with caplog.at_level(logging.DEBUG, logger="mlx.methods.leml"):
+        began = time.perf_counter()
+        model = LEML(rank=2, l2_reg=0.3, max_iter=3, tol=0).fit(X, Y)
+        took = time.perf_counter() - began
+    lines = [re.fullmatch(r"LEML iteration (\d): objective (\S+) \((\d+\.\d\d)s\)", message)
+             for message in caplog.messages]
+    assert all(lines) and len(lines) == 3
+    assert [int(line[1]) for line in lines] == [1, 2, 3]
+    assert [line[2] for line in lines] == [f"{J:.6g}" for J in model.objective_]
+    seconds = [float(line[3]) for line in lines]
+    assert seconds == sorted(seconds) and seconds[-1] <= took + 0.01
