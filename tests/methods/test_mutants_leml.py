@@ -440,3 +440,9 @@ def test_a_w_solver_that_cannot_serve_the_cell_is_refused_before_and_at_fit(
     with pytest.raises(InvalidParameterError) as refused:
         method.fit(X, Y, observed=observed)
     assert str(refused.value) == message
+
+
+def test_defaults_are_the_documented_ones():
+    assert LEML().get_params() == dict(rank=10, l2_reg="auto", loss="squared", max_iter=10,
+                                       tol=1e-4, inner_max_iter=25, inner_tol=1e-3, init="svd",
+                                       w_solver="auto", random_state=None)
