@@ -279,7 +279,7 @@ def _settings_groups(dok: pd.DataFrame, x: str, at: dict) -> list[list]:
         name = "observed" if key == "observed" else "k/L"
         at_value = float(at[key]) if key in at else None
         out.append([(col, key, slug, name, g, g) for g in groups]
-                   or [(col, key, slug, name, None, at_value)])
+                   or [(col, key, slug, name, at_value, at_value)])
         linked = linked + (key,)
     use_ratio = dok["rank_ratio"].notna().any()
     for col, key, slug, name in SETTINGS:

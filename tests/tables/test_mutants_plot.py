@@ -117,3 +117,14 @@ def test_observed_figure_per_k_draws_the_chosen_tables_at_that_k(tmp_path, drawn
         ("BR-LR", [20.0, 40.0], [0.51, 0.52])]
     assert d["xticklabels"] == ["20", "40", "100"]
 
+
+def test_an_other_leml_setting_no_row_has_draws_no_figure(tmp_path, drawn):
+    """At observed = 30% with results at 20% and 40% only, nothing is drawn: the rows of
+    the other ratios are not pooled into a figure titled 30%."""
+    panels = figure_data(_rows(), x="rank_ratio", metric="p@1", at={"observed": 0.3})
+    assert [p.suffix() for p in panels] == ["-obs30"]
+    assert [(ln.name, len(ln.points), ln.flat) for ln in panels[0].lines] == [
+        ("LEML-SQ", 0, None), ("BR-LR", 0, None)]
+    assert plot_results(_rows(), x="rank_ratio", metric="p@1", out_dir=tmp_path, paper="none",
+                        at={"observed": 0.3}) == []
+    assert drawn == []
