@@ -2,6 +2,7 @@
 overlays, axes, ticks, titles, legends, file names) and which rows go into which figure,
 read from the matplotlib Axes at save time; the one-line errors of bad requests."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -9,9 +10,9 @@ from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 
 from mlx.errors import ConfigError, MlxError
-from mlx.tables.plot import figure_data, plot_results, plot_spec
+from mlx.tables.plot import figure_data, plot_results, plot_spec, use_log_x
 from mlx.tables.spec import Series, load_spec
-from tests.tables.test_plot import _frame, _kar_jain_rows, _rows
+from tests.tables.test_plot import _frame, _kar_jain_rows, _lsvv_rows, _mom_rows, _rows
 
 
 def _record(fig, name):
@@ -128,3 +129,238 @@ def test_an_other_leml_setting_no_row_has_draws_no_figure(tmp_path, drawn):
     assert plot_results(_rows(), x="rank_ratio", metric="p@1", out_dir=tmp_path, paper="none",
                         at={"observed": 0.3}) == []
     assert drawn == []
+
+
+# ------------------------------------------------- error bars, reference lines, paper only
+def test_repetitions_draw_error_bars_of_one_sd_in_the_metric_unit(tmp_path, drawn):
+    paths = plot_results(_mom_rows(), x="rank", metric="auc", out_dir=tmp_path, paper="none",
+                         percent=True)
+    assert [p.name for p in paths][::2] == ["bibtex-auc-vs-rank.png",
+                                           "delicious-auc-vs-rank.png"]
+    blue, orange = _cycle()[:2]
+    d = drawn[0]
+    sd = round(100 * 0.01 / 2 ** 0.5, 6)       # two repetitions 0.01 apart, in percent
+    assert d["bars"] == [("MoM", [25.0, 50.0, 100.0], [83.0, 85.5, 90.5], [sd] * 3, "o", blue),
+                         ("LEML", [25.0, 50.0, 100.0], [88.0, 90.5, 95.5], [sd] * 3, "s",
+                          orange)]
+    assert d["lines"] == [] and d["legend"] == ["MoM", "LEML"]
+    assert (d["title"], d["xlabel"], d["ylabel"]) == (
+        "bibtex: average AUC vs rank K", "rank K", "average AUC (%)")
+    assert (d["xscale"], d["xticks"], d["xticklabels"]) == (
+        "linear", [25.0, 50.0, 100.0], ["25", "50", "100"])
+
+
+def test_a_series_without_x_values_is_a_point_or_a_reference_line(tmp_path, drawn):
+    br = _rows()
+    br = br[br["label"] == "BR-LR"]
+    # nothing else on the axis: one point at 0
+    plot_results(br, x="rank_ratio", metric="p@1", out_dir=tmp_path, paper="none",
+                 at={"observed": 0.2})
+    (d,) = drawn
+    assert d["lines"] == [("BR-LR", [0.0], [51.0], "None", "o", False, _cycle()[0])]
+    assert d["legend"] == ["BR-LR"] and d["xticklabels"] != []
+    # the paper has the series along k/L: a reference line beside the dashed paper line
+    drawn.clear()
+    plot_results(br, x="rank_ratio", metric="p@1", out_dir=tmp_path, paper="leml",
+                 at={"observed": 0.2})
+    (d,) = drawn
+    assert [ln[:4] for ln in d["lines"]] == [
+        ("BR-LR (no rank)", [0.0, 1.0], [51.0, 51.0], "-"),
+        ("BR-LR (paper only)", [20.0, 40.0, 60.0], [55.94] * 3, "--")]
+    assert d["legend"] == ["BR-LR (no rank)", "ours (solid)", "published, LEML (dashed)"]
+    assert d["xticks"] == [20.0, 40.0, 60.0]
+
+
+def test_reference_lines_name_the_missing_axis(tmp_path, drawn):
+    plot_results(_kar_jain_rows(), x="param:n_landmarks", metric="mse", out_dir=tmp_path,
+                 paper="none", at={"similarity": "sigmoid"})
+    (d,) = drawn
+    assert d["legend"][-1] == "constant (no n_landmarks)"
+    assert d["lines"][-1][:4] == ("constant (no n_landmarks)", [0.0, 1.0], [0.055, 0.055], "-")
+    assert d["title"] == "abalone: MSE vs n_landmarks"       # a parameter filter: no split
+    assert d["xlabel"] == "n_landmarks" and d["ylabel"] == "MSE"
+    frame = _frame([dict(label="SS", labelled_ratio=lab, metric="error", value=0.2)
+                    for lab in (0.1, 0.2)] + [dict(label="SVM", labelled_ratio=None,
+                                                   metric="error", value=0.3)])
+    drawn.clear()
+    plot_results(frame, x="labelled_ratio", metric="error", out_dir=tmp_path, paper="none")
+    (d,) = drawn
+    assert d["legend"] == ["SS", "SVM (no labelled fraction)"]
+    assert d["lines"][0][:3] == ("SS", [10.0, 20.0], [20.0, 20.0])    # percent on both axes
+    assert d["title"] == "d1: test error vs labelled fraction"
+    assert (d["xlabel"], d["ylabel"]) == ("labelled fraction (%)", "test error (%)")
+
+
+def test_series_colours_follow_the_series_order_and_paper_only_series_are_labelled(
+        tmp_path, drawn):
+    series = [Series("Ghost", {}, {"label": "Ghost"}),         # no rows, no paper values
+              Series("LEML-SQ", {"method": "LEML", "loss": "SQ"}, {"label": "LEML-SQ"}),
+              Series("BCS", {"method": "BCS", "loss": "SQ"}, {"label": "BCS"})]
+    plot_results(_rows(), x="rank_ratio", metric="p@1", out_dir=tmp_path, paper="leml",
+                 series=series, at={"observed": 0.2})
+    (d,) = drawn
+    cycle = _cycle()
+    assert [(ln[0], ln[3], ln[4], ln[6]) for ln in d["lines"]] == [
+        ("LEML-SQ", "-", "s", cycle[1]), ("LEML-SQ (paper only)", "--", "s", cycle[1]),
+        ("BCS (paper only)", "--", "^", cycle[2])]
+    assert d["lines"][2][2] == [40.12, 45.49, 49.54]
+    assert d["legend"] == ["LEML-SQ", "BCS (paper only)", "ours (solid)",
+                           "published, LEML (dashed)"]
+    # only the paper's values: no figure
+    drawn.clear()
+    assert plot_results(_rows(), x="rank_ratio", metric="p@1", out_dir=tmp_path,
+                        paper="leml", series=series[2:], at={"observed": 0.2}) == []
+    assert drawn == []
+
+
+def test_more_markers_and_colours_than_series_cycle(tmp_path, drawn):
+    recs = [dict(label=f"M{i}", rank=k, metric="mse", value=i + k / 100)
+            for i in range(11) for k in (1, 2)]
+    plot_results(_frame(recs), x="rank", metric="mse", out_dir=tmp_path, paper="none")
+    (d,) = drawn
+    cycle = _cycle()
+    assert [ln[4] for ln in d["lines"]] == ["o", "s", "^", "D", "v", "P", "X", "<", ">", "*",
+                                            "o"]
+    assert [ln[6] for ln in d["lines"]] == [cycle[i % len(cycle)] for i in range(11)]
+    assert d["lines"][10][2] == [10.01, 10.02]
+
+
+# --------------------------------------------------------------------- the horizontal axis
+def test_log_axis_for_a_wide_positive_parameter_with_a_tick_per_value(tmp_path, drawn):
+    frame = _lsvv_rows()
+    frame = frame[frame["params"] != json.dumps({"features": "rff"})]
+    plot_results(frame, x="param:theta", metric="error", out_dir=tmp_path, paper="none")
+    (d,) = drawn
+    assert d["xscale"] == "log"
+    assert d["xticks"] == [0.01, 0.1, 1.0, 10.0]
+    assert d["xticklabels"] == ["0.01", "0.1", "1", "10"]
+    assert d["lines"][0][:3] == ("LSVV", [0.01, 0.1, 1.0, 10.0], [10.01, 10.1, 11.0, 20.0])
+
+
+@pytest.mark.parametrize("n, ours", [(15, True), (16, False)])
+def test_a_tick_at_every_x_value_up_to_fifteen_values(tmp_path, drawn, n, ours):
+    recs = [dict(label="A", params={"c": c}, metric="mse", value=c / 100)
+            for c in range(1, n + 1)]
+    plot_results(_frame(recs), x="param:c", metric="mse", out_dir=tmp_path, paper="none")
+    (d,) = drawn
+    assert d["xscale"] == "linear"                # a span of 15 or 16: linear
+    assert (d["xticklabels"] == [str(c) for c in range(1, n + 1)]) is ours
+
+
+def test_the_leml_axes_are_never_logarithmic_and_always_ticked(tmp_path, drawn):
+    recs = [dict(label="A", observed_ratio=o, rank_ratio=0.5, metric="mse", value=o)
+            for o in (0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.1, 0.2, 0.3, 0.4,
+                      0.5, 0.6, 0.8, 1.0)]
+    plot_results(_frame(recs), x="observed_ratio", metric="mse", out_dir=tmp_path,
+                 paper="none")
+    (d,) = drawn
+    assert d["xscale"] == "linear"
+    assert d["xticklabels"][:3] == ["1", "2", "3"] and len(d["xticklabels"]) == 17
+    assert d["name"] == "d1-mse-vs-observed-k50.png"
+
+
+def test_use_log_x_boundaries():
+    assert not use_log_x([1, 20]) and use_log_x([1, 20.5])
+    assert use_log_x([0.5, 100]) and not use_log_x([-1, 100])
+    assert use_log_x(["0.5", "100"])                    # values as text
+
+
+# ------------------------------------------------------------ which rows go into a figure
+def test_only_finished_test_rows_of_the_metric_and_the_chosen_datasets(tmp_path):
+    recs = [dict(dataset=ds, label="A", rank=k, metric=m, value=v, cell=f"{ds}{k}{m}")
+            for ds in ("d1", "d2") for k in (1, 2)
+            for m, v in (("mse", k / 10), ("mae", 9.0))]
+    frame = _frame(recs + [dict(dataset="d1", label="A", rank=1, metric="mse", value=99.0)])
+    frame.loc[frame.index[-1], "status"] = "failed"
+    extra = _frame([dict(dataset="d1", label="A", rank=2, metric="mse", value=99.0)])
+    extra["split"] = "validation"
+    import pandas as pd
+
+    frame = pd.concat([frame, extra], ignore_index=True)
+    panels = figure_data(frame, x="rank", metric="mse", datasets=["d2"])
+    assert [p.dataset for p in panels] == ["d2"]
+    panels = figure_data(frame, x="rank", metric="MSE")
+    assert [p.dataset for p in panels] == ["d1", "d2"]
+    pts = panels[0].lines[0].points
+    assert pts["x"].tolist() == [1.0, 2.0] and pts["mean"].tolist() == [0.1, 0.2]
+    assert pts["n"].tolist() == [1, 1]
+    with pytest.raises(MlxError) as exc:
+        figure_data(frame, x="rank", metric="mse", datasets=["d3", "d4"], source="res")
+    assert str(exc.value) == "res: no finished results for metric 'mse' on d3, d4"
+    with pytest.raises(MlxError) as exc:
+        figure_data(frame, x="rank", metric="p@1", source="res")
+    assert str(exc.value) == "res: no finished results for metric 'p@1'"
+
+
+def test_training_time_counts_each_cell_once(tmp_path, drawn):
+    recs = [dict(label="A", rank=k, rep=r, metric=m, value=0.5, cell=f"c{k}{r}")
+            for k in (1, 2) for r in (0, 1) for m in ("mse", "mae")]
+    frame = _frame(recs)
+    frame["fit_seconds"] = [1.0 * k + 2.0 * r for k in (1, 2) for r in (0, 1) for _ in (0, 1)]
+    (panel,) = figure_data(frame, x="rank", metric="fit_seconds")
+    pts = panel.lines[0].points
+    assert pts["mean"].tolist() == [2.0, 3.0] and pts["n"].tolist() == [2, 2]
+    plot_results(frame, x="rank", metric="fit_seconds", out_dir=tmp_path, paper="none")
+    assert drawn[0]["name"] == "d1-fit_seconds-vs-rank.png"
+    assert drawn[0]["ylabel"] == "training time (s)"
+    assert drawn[0]["bars"][0][2] == [2.0, 3.0]
+
+
+def test_results_without_selected_or_with_parsed_parameters(tmp_path):
+    frame = _kar_jain_rows().drop(columns=["selected"])
+    panels = figure_data(frame, x="param:n_landmarks", metric="mse", by="similarity")
+    assert [p.by for p in panels] == [{"similarity": "manhattan"}, {"similarity": "sigmoid"}]
+    frame = _kar_jain_rows()
+    frame["_params"] = [{"n_landmarks": 7} for _ in range(len(frame))]   # already parsed
+    (panel,) = figure_data(frame, x="param:n_landmarks", metric="mse")
+    assert panel.lines[0].points["x"].tolist() == [7.0]
+
+
+def test_missing_columns_and_text_values_are_read_as_numbers(tmp_path):
+    frame = _frame([dict(label="A", rank=k, metric="mse", value=k) for k in (1, 2)])
+    frame["value"] = ["0.5", "0.25"]
+    frame["rank"] = ["1", "2"]
+    frame = frame.drop(columns=["labelled_ratio"])
+    frame.loc[0, "label"] = None
+    (panel,) = figure_data(frame, x="rank", metric="mse")
+    assert [ln.name for ln in panel.lines] == ["", "A"]
+    assert panel.lines[0].points["mean"].tolist() == [0.5]
+    assert panel.lines[1].points[["x", "mean"]].values.tolist() == [[2.0, 0.25]]
+
+
+def test_no_value_on_the_axis_names_the_axes_that_have_values():
+    frame = _frame([dict(label="A", metric="mse", value=1.0, observed_ratio=None,
+                         labelled_ratio=None)])
+    with pytest.raises(MlxError) as exc:
+        figure_data(frame, x="rank", metric="mse", source="res")
+    assert str(exc.value) == "res: no result for metric 'mse' has a rank value (or param:NAME)"
+    # the LEML axes draw rows without a value as reference lines instead
+    (panel,) = figure_data(frame, x="rank_ratio", metric="mse")
+    assert panel.lines[0].flat == (1.0, pytest.approx(float("nan"), nan_ok=True), 1)
+    assert panel.suffix() == "" and panel.at_text() == ""
+
+
+@pytest.mark.parametrize("key_prefix, key, hint", [("--", "--x", "--by flag"),
+                                                   ("figures[2].", "figures[2].x",
+                                                    "'by: flag'")])
+def test_a_flag_parameter_is_not_numeric(key_prefix, key, hint):
+    frame = _frame([dict(label="A", params={"flag": f}, metric="mse", value=1.0)
+                    for f in (True, False)] + [dict(label="B", metric="mse", value=1.0)])
+    with pytest.raises(ConfigError) as exc:
+        figure_data(frame, x="param:flag", metric="mse", source="res", key_prefix=key_prefix)
+    assert str(exc.value) == (f"res: {key}: parameter 'flag' is not numeric (values: false, "
+                              f"true); draw one figure per value with {hint} instead")
+
+
+def test_a_parameter_nobody_has_when_there_are_no_parameters():
+    frame = _frame([dict(label="A", metric="mse", value=1.0)])
+    with pytest.raises(ConfigError) as exc:
+        figure_data(frame, x="param:theta", metric="mse", source="res")
+    assert str(exc.value) == ("res: --x: no result has parameter 'theta'. The results have no "
+                              "parameters")
+    frame = _frame([dict(label="A", params={"a": 1}, selected={"theta": 2.0}, metric="mse",
+                         value=1.0)])
+    with pytest.raises(ConfigError) as exc:
+        figure_data(frame, x="param:beta", metric="mse", source="res", by=["a"])
+    assert str(exc.value) == ("res: --x: no result has parameter 'beta'. Did you mean "
+                              "'theta'? Parameters in the results: a, theta")
