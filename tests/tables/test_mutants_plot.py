@@ -364,3 +364,126 @@ def test_a_parameter_nobody_has_when_there_are_no_parameters():
         figure_data(frame, x="param:beta", metric="mse", source="res", by=["a"])
     assert str(exc.value) == ("res: --x: no result has parameter 'beta'. Did you mean "
                               "'theta'? Parameters in the results: a, theta")
+
+
+# ---------------------------------------------------------------- which figures are drawn
+def _lab_rows(**cols):
+    """Two labelled ratios per value of the given columns (lists), one series."""
+    import itertools
+
+    keys = list(cols)
+    return _frame([dict(label="A", labelled_ratio=lab, metric="error", value=lab,
+                        **dict(zip(keys, combo)))
+                   for combo in itertools.product(*cols.values()) for lab in (0.1, 0.2)])
+
+
+def test_figures_per_rank_or_per_k_over_l_when_they_vary():
+    panels = figure_data(_lab_rows(rank=[5, 10]), x="labelled_ratio", metric="error")
+    assert [(p.suffix(), p.at_text()) for p in panels] == [("-rank5", " (K = 5)"),
+                                                           ("-rank10", " (K = 10)")]
+    assert [p.lines[0].points["n"].tolist() for p in panels] == [[1, 1], [1, 1]]
+    # with k/L values the rank follows from them: figures per k/L only
+    panels = figure_data(_lab_rows(rank_ratio=[0.2, 0.4], rank=[5, 10]), x="labelled_ratio",
+                         metric="error")
+    assert [(p.suffix(), p.at_text()) for p in panels] == [("-k20", " (k/L = 20%)"),
+                                                           ("-k40", " (k/L = 40%)")]
+    assert [p.lines[0].points["n"].tolist() for p in panels] == [[2, 2], [2, 2]]
+    # one value: no split; `at` restricts instead of splitting
+    assert [p.suffix() for p in figure_data(_lab_rows(rank=[5]), x="labelled_ratio",
+                                            metric="error")] == [""]
+    (panel,) = figure_data(_lab_rows(rank=[5, 10]), x="labelled_ratio", metric="error",
+                           at={"k": 10})
+    assert panel.suffix() == "" and panel.lines[0].points["n"].tolist() == [1, 1]
+    panels = figure_data(_lab_rows(rank=[5, 10], observed_ratio=[0.5, 1.0]),
+                         x="labelled_ratio", metric="error")
+    assert [p.suffix() for p in panels] == ["-rank5-obs50", "-rank5-obs100",
+                                            "-rank10-obs50", "-rank10-obs100"]
+    assert panels[1].at_text() == " (K = 5, observed = 100%)"
+
+
+def test_figures_per_labelled_ratio_on_the_rank_axis():
+    frame = _frame([dict(label="A", rank=k, labelled_ratio=lab, metric="mse", value=k)
+                    for k in (1, 2) for lab in (0.25, 0.5)])
+    panels = figure_data(frame, x="rank", metric="mse")
+    assert [(p.suffix(), p.at_text()) for p in panels] == [
+        ("-lab25", " (labelled = 25%)"), ("-lab50", " (labelled = 50%)")]
+
+
+def test_the_leml_axes_split_by_the_other_ratio_even_with_one_value():
+    rows = _rows()
+    one = rows[rows["observed_ratio"] == 0.4]
+    panels = figure_data(one, x="rank_ratio", metric="p@1")
+    assert [(p.suffix(), p.at_text()) for p in panels] == [("-obs40", " (observed = 40%)")]
+    assert panels[0].pub_filters == {"observed": 0.4}
+    panels = figure_data(rows, x="observed_ratio", metric="p@1", at={"k_over_L": 0.6})
+    assert [(p.suffix(), p.pub_filters) for p in panels] == [("-k60", {"k_over_L": 0.6})]
+    assert panels[0].lines[0].points["mean"].tolist() == pytest.approx([0.512, 0.524])
+    # the axis's own settings and the rank are not filters on it
+    panels = figure_data(rows, x="rank_ratio", metric="p@1", at={"k_over_L": 0.2, "k": 9})
+    assert [p.suffix() for p in panels] == ["-obs20", "-obs40"]
+    assert panels[0].lines[0].points["x"].tolist() == [0.2, 0.4, 0.6]
+
+
+def test_at_keeps_rows_without_the_setting_or_parameter():
+    frame = _frame([dict(label="A", rank=k, params={"c": c}, labelled_ratio=lab,
+                         metric="mse", value=c)
+                    for k in (5, 10) for c in (1, 2) for lab in (0.1, 0.2)]
+                   + [dict(label="B", metric="mse", value=7.0, labelled_ratio=0.1)])
+    (panel,) = figure_data(frame, x="labelled_ratio", metric="mse", at={"k": 5.0, "c": 2})
+    a, b = panel.lines
+    assert a.points["mean"].tolist() == [2.0, 2.0] and a.points["n"].tolist() == [1, 1]
+    assert b.points["mean"].tolist() == [7.0]
+    (panel,) = figure_data(frame, x="labelled_ratio", metric="mse", at={"k": 5, "c": "2"})
+    assert panel.lines[0].points["n"].tolist() == [1, 1]
+    # the axis's own parameter is not a filter
+    (panel,) = figure_data(frame, x="param:c", metric="mse",
+                           at={"c": 1, "k": 10, "labelled": 0.1})
+    assert panel.lines[0].points["x"].tolist() == [1.0, 2.0]
+    assert panel.lines[0].points["n"].tolist() == [1, 1]
+    with pytest.raises(ConfigError) as exc:
+        figure_data(frame, x="labelled_ratio", metric="mse", at={"k": "five"})
+    assert str(exc.value) == "at.k: must be a number. Got 'five' instead."
+
+
+def test_by_values_in_numeric_order_and_combined():
+    frame = _frame([dict(label="A", rank=k, params={"c": c, "kind": kind}, metric="mse",
+                         value=c)
+                    for k in (1, 2) for c in (100, 2, 10) for kind in ("b", "a")]
+                   + [dict(label="B", rank=1, params={"flag": True}, metric="mse", value=0.0),
+                      dict(label="B", rank=1, params={"flag": False}, metric="mse", value=1.0)])
+    panels = figure_data(frame, x="rank", metric="mse", by=["c", "kind"])
+    assert [p.suffix() for p in panels] == [f"-c={c}-kind={k}" for c in (2, 10, 100)
+                                            for k in ("a", "b")]
+    assert panels[2].at_text() == " (c = 10, kind = a)"
+    # rows without a `by` parameter are in every figure
+    assert all(p.lines[1].points["n"].tolist() == [2] for p in panels)
+    assert panels[2].lines[0].points["mean"].tolist() == [10.0, 10.0]
+    panels = figure_data(frame, x="rank", metric="mse", by="flag")
+    assert [p.by for p in panels] == [{"flag": "false"}, {"flag": "true"}]
+    assert [p.lines[0].points["n"].tolist() for p in panels] == [[6, 6], [6, 6]]
+    assert [p.lines[1].points["mean"].tolist() for p in panels] == [[1.0], [0.0]]
+
+
+def test_by_a_parameter_one_dataset_lacks_gives_it_one_figure():
+    frame = _frame([dict(dataset="d1", label="A", rank=1, params={"s": s}, metric="mse",
+                         value=1.0) for s in ("x", "y")]
+                   + [dict(dataset="d2", label="A", rank=1, metric="mse", value=2.0)])
+    panels = figure_data(frame, x="rank", metric="mse", by=["s"])
+    assert [(p.dataset, p.by) for p in panels] == [("d1", {"s": "x"}), ("d1", {"s": "y"}),
+                                                   ("d2", {})]
+
+
+def test_file_names_keep_letters_digits_dots_and_dashes(tmp_path, drawn):
+    frame = _frame([dict(dataset="nus wide/2", label="A", params={"sim": "rbf (γ=1)"},
+                         rank=k, metric="ndcg@3", value=0.5) for k in (1, 2)])
+    paths = plot_results(frame, x="rank", metric="nDCG@3", out_dir=tmp_path / "new",
+                         paper="none", by="sim", prefix="t-")
+    assert [p.name for p in paths] == ["t-nuswide2-ndcg3-vs-rank-sim=rbf1.png",
+                                       "t-nuswide2-ndcg3-vs-rank-sim=rbf1.pdf"]
+    assert drawn[0]["title"] == "nus wide/2: nDCG@3 vs rank K (sim = rbf (γ=1))"
+    frame = _frame([dict(label="A", params={"l2 reg": c}, metric="mse", value=c)
+                    for c in (1, 2)])
+    paths = plot_results(frame, x="param: l2 reg", metric="mse", out_dir=tmp_path,
+                         paper="none")
+    assert paths[0].name == "d1-mse-vs-l2reg.png"
+    assert drawn[-1]["xlabel"] == "l2 reg" and drawn[-1]["title"] == "d1: MSE vs l2 reg"
