@@ -487,3 +487,104 @@ def test_file_names_keep_letters_digits_dots_and_dashes(tmp_path, drawn):
                          paper="none")
     assert paths[0].name == "d1-mse-vs-l2reg.png"
     assert drawn[-1]["xlabel"] == "l2 reg" and drawn[-1]["title"] == "d1: MSE vs l2 reg"
+
+
+# ------------------------------------------------------------------- the published values
+def test_auto_paper_is_the_one_with_most_matching_points_first_on_a_tie(tmp_path, drawn):
+    """Training times of LEML-SQ: the LEML paper has two at absolute ranks on eurlex, the
+    MoM paper one each on bibtex and delicious (no rank): a tie, the first paper wins."""
+    recs = [dict(dataset=ds, label="LEML-SQ", method="leml", params={"loss": "squared"},
+                 rank=k, metric="p@1", value=0.5, cell=f"{ds}{k}")
+            for ds in ("eurlex", "bibtex", "delicious") for k in (250, 500)]
+    frame = _frame(recs)
+    frame["fit_seconds"] = 100.0
+    plot_results(frame, x="rank", metric="fit_seconds", out_dir=tmp_path)
+    eurlex = drawn[0]
+    assert eurlex["name"] == "eurlex-fit_seconds-vs-rank.png"
+    assert eurlex["lines"][1][:3] == ("LEML-SQ (paper only)", [250.0, 500.0], [175.0, 487.0])
+    assert eurlex["legend"][-1] == "published, LEML (dashed)"
+    # a metric no paper has for these datasets: nothing overlaid
+    drawn.clear()
+    plot_results(frame[frame["dataset"] == "bibtex"], x="rank", metric="p@1", out_dir=tmp_path)
+    assert drawn[0]["legend"] == ["LEML-SQ"]
+
+
+def test_paper_points_of_the_series_method_and_loss_once_per_setting(tmp_path, drawn):
+    """Without an observed ratio in the results every published one matches: each k/L is
+    drawn once (the first published row), for the series' own loss."""
+    frame = _rows()
+    frame = frame[frame["observed_ratio"] == 0.2].assign(observed_ratio=None)
+    frame.loc[frame["label"] == "LEML-SQ", "label"] = "LEML-LR"
+    plot_results(frame, x="rank_ratio", metric="p@1", out_dir=tmp_path, paper="leml")
+    (d,) = drawn
+    assert d["name"] == "bibtex-p1-vs-k.png" and d["title"] == "bibtex: top-1 accuracy vs k/L"
+    assert d["lines"][1][:3] == ("LEML-LR (paper only)", [20.0, 40.0, 60.0, 80.0, 100.0],
+                                 [46.2, 50.78, 51.37, 52.64, 53.76])
+    assert d["xticklabels"] == ["20", "40", "60", "80", "100"]
+
+
+def test_published_values_of_other_datasets_are_not_drawn(tmp_path, drawn):
+    frame = _rows().assign(dataset="delicious")
+    plot_results(frame, x="rank_ratio", metric="p@1", out_dir=tmp_path, paper="leml",
+                 at={"observed": 0.2})
+    (d,) = drawn      # the paper's Table 11 has bibtex's values at 20% observed, not these
+    assert [ln[0] for ln in d["lines"]] == ["LEML-SQ", "BR-LR (no rank)"]
+    assert d["legend"] == ["LEML-SQ", "BR-LR (no rank)"]
+
+
+# ------------------------------------------------------------------- figures of a table spec
+def _spec(tmp_path, figures, axes="{dataset: [bibtex], observed: [0.2]}", extra=""):
+    import pandas as pd
+
+    res = tmp_path / "res"
+    res.mkdir(exist_ok=True)
+    other = _rows().assign(dataset="delicious", cell_id=lambda d: "d-" + d["cell_id"])
+    pd.concat([_rows(), other]).to_csv(res / "results.csv", index=False)
+    spec = tmp_path / "fig.yaml"
+    spec.write_text(f"paper: leml\nresults: [{res}]\nseries: [LEML-SQ]\naxes: {axes}\n"
+                    f"metrics: [p@1]\n{extra}figures:\n"
+                    + "".join(f"  - {f}\n" for f in figures))
+    return load_spec(spec)
+
+
+def test_spec_figures_take_the_spec_setting_dataset_series_and_tables(tmp_path, drawn):
+    spec = _spec(tmp_path, ["{x: rank_ratio, metric: p@1}",
+                            "{x: rank_ratio, metric: p@1, at: {observed: 0.4}, "
+                            "datasets: [delicious]}",
+                            "{x: observed_ratio, metric: p@1, at: {k_over_L: 0.4}}"],
+                 extra="tables: ['11']\n")
+    paths, notes = plot_spec(spec, tmp_path / "out", percent=False)
+    assert notes == []
+    assert [p.name for p in paths][::2] == ["fig-bibtex-p1-vs-k-obs20.png",
+                                           "fig-delicious-p1-vs-k-obs40.png",
+                                           "fig-bibtex-p1-vs-observed-k40.png"]
+    assert all(p.parent == tmp_path / "out" for p in paths)
+    first, _, third = drawn
+    assert first["ylabel"] == "top-1 accuracy"                   # percent=False
+    assert [ln[:3] for ln in first["lines"]] == [
+        ("LEML-SQ", [20.0, 40.0, 60.0], [0.504, 0.508, 0.512]),
+        ("LEML-SQ (paper only)", [20.0, 40.0, 60.0], [0.4835, 0.5197, 0.5352])]
+    assert [ln[:3] for ln in third["lines"]] == [
+        ("LEML-SQ", [20.0, 40.0], [0.508, 0.516]),
+        ("LEML-SQ (paper only)", [5.0, 10.0, 20.0, 40.0], [0.3435, 0.4211, 0.5197, 0.5638])]
+
+
+def test_spec_with_several_settings_draws_each_and_notes_what_it_skips(tmp_path, drawn):
+    spec = _spec(tmp_path, ["{x: rank_ratio, metric: p@1}", "{x: rank, metric: p@1}"],
+                 axes="{observed: [0.2, 0.4], k_over_L: [0.4]}",
+                 extra="layout: {rows: [dataset, k_over_L, observed], columns: [series]}\n")
+    paths, notes = plot_spec(spec, tmp_path / "out")
+    assert [p.name for p in paths][::2] == ["fig-bibtex-p1-vs-k-obs20.png",
+                                           "fig-bibtex-p1-vs-k-obs40.png",
+                                           "fig-delicious-p1-vs-k-obs20.png",
+                                           "fig-delicious-p1-vs-k-obs40.png"]
+    assert drawn[0]["ylabel"] == "top-1 accuracy (%)"
+    assert notes == [f"figure p@1 vs rank skipped: {spec.source}: no result for metric 'p@1' "
+                     f"has a rank value; axes with values: rank_ratio, observed_ratio (or "
+                     f"param:NAME)"]
+
+
+def test_spec_without_figures_says_so(tmp_path):
+    spec = _spec(tmp_path, [])
+    assert plot_spec(spec, tmp_path / "out") == ([], [f"{spec.source}: the spec lists no "
+                                                      f"figures"])
