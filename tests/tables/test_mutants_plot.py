@@ -31,6 +31,7 @@ def _record(fig, name):
              for ln in ax.get_lines() if id(ln) not in in_bars]
     legend = ax.get_legend()
     return dict(name=name, title=ax.get_title(), xlabel=ax.get_xlabel(),
+                minor=type(ax.xaxis.get_minor_formatter()).__name__,
                 ylabel=ax.get_ylabel(), xscale=ax.get_xscale(), xticks=_r(ax.get_xticks()),
                 xticklabels=[t.get_text() for t in ax.get_xticklabels()], lines=lines,
                 bars=bars, legend=[t.get_text() for t in legend.get_texts()] if legend else None)
@@ -43,16 +44,18 @@ def _r(values):
 @pytest.fixture
 def drawn(monkeypatch):
     """Each figure plot_results saves, as a record (at its PNG); the files are written empty
-    instead of rendered, which keeps these tests fast."""
+    instead of rendered and the layout is not tightened, which keeps these tests fast."""
     seen = []
 
     def spy(fig, path, *args, **kwargs):
         path = Path(path)
         if path.suffix == ".png":
             seen.append(_record(fig, path.name))
+        seen[-1].setdefault("saved", {})[path.suffix] = (args, kwargs)
         path.write_bytes(b"")
 
     monkeypatch.setattr(Figure, "savefig", spy)
+    monkeypatch.setattr(Figure, "tight_layout", lambda fig, *args, **kwargs: None)
     return seen
 
 
@@ -68,6 +71,9 @@ def test_leml_k_figure_draws_ours_solid_the_paper_dashed_and_br_flat(tmp_path, d
     assert [p.name for p in paths] == ["bibtex-p1-vs-k-obs20.png", "bibtex-p1-vs-k-obs20.pdf",
                                        "bibtex-p1-vs-k-obs40.png", "bibtex-p1-vs-k-obs40.pdf"]
     assert all(p.parent == tmp_path and p.exists() for p in paths)
+    assert [d["saved"] for d in drawn] == [{".png": ((), {"dpi": 150, "bbox_inches": "tight"}),
+                                            ".pdf": ((), {"dpi": None, "bbox_inches": "tight"})}
+                                           ] * 2
     blue, orange = _cycle()[:2]
     first = drawn[0]
     assert first["title"] == "bibtex: top-1 accuracy vs k/L (observed = 20%)"
@@ -231,7 +237,7 @@ def test_log_axis_for_a_wide_positive_parameter_with_a_tick_per_value(tmp_path, 
     frame = frame[frame["params"] != json.dumps({"features": "rff"})]
     plot_results(frame, x="param:theta", metric="error", out_dir=tmp_path, paper="none")
     (d,) = drawn
-    assert d["xscale"] == "log"
+    assert d["xscale"] == "log" and d["minor"] == "NullFormatter"   # no labels between
     assert d["xticks"] == [0.01, 0.1, 1.0, 10.0]
     assert d["xticklabels"] == ["0.01", "0.1", "1", "10"]
     assert d["lines"][0][:3] == ("LSVV", [0.01, 0.1, 1.0, 10.0], [10.01, 10.1, 11.0, 20.0])
@@ -340,14 +346,14 @@ def test_no_value_on_the_axis_names_the_axes_that_have_values():
     assert panel.suffix() == "" and panel.at_text() == ""
 
 
-@pytest.mark.parametrize("key_prefix, key, hint", [("--", "--x", "--by flag"),
-                                                   ("figures[2].", "figures[2].x",
-                                                    "'by: flag'")])
-def test_a_flag_parameter_is_not_numeric(key_prefix, key, hint):
+@pytest.mark.parametrize("kwargs, key, hint", [({}, "--x", "--by flag"),
+                                               ({"key_prefix": "figures[2]."}, "figures[2].x",
+                                                "'by: flag'")])
+def test_a_flag_parameter_is_not_numeric(kwargs, key, hint):
     frame = _frame([dict(label="A", params={"flag": f}, metric="mse", value=1.0)
                     for f in (True, False)] + [dict(label="B", metric="mse", value=1.0)])
     with pytest.raises(ConfigError) as exc:
-        figure_data(frame, x="param:flag", metric="mse", source="res", key_prefix=key_prefix)
+        figure_data(frame, x="param:flag", metric="mse", source="res", **kwargs)
     assert str(exc.value) == (f"res: {key}: parameter 'flag' is not numeric (values: false, "
                               f"true); draw one figure per value with {hint} instead")
 
@@ -476,7 +482,7 @@ def test_by_a_parameter_one_dataset_lacks_gives_it_one_figure():
 def test_file_names_keep_letters_digits_dots_and_dashes(tmp_path, drawn):
     frame = _frame([dict(dataset="nus wide/2", label="A", params={"sim": "rbf (γ=1)"},
                          rank=k, metric="ndcg@3", value=0.5) for k in (1, 2)])
-    paths = plot_results(frame, x="rank", metric="nDCG@3", out_dir=tmp_path / "new",
+    paths = plot_results(frame, x="rank", metric="nDCG@3", out_dir=tmp_path / "new" / "dir",
                          paper="none", by="sim", prefix="t-")
     assert [p.name for p in paths] == ["t-nuswide2-ndcg3-vs-rank-sim=rbf1.png",
                                        "t-nuswide2-ndcg3-vs-rank-sim=rbf1.pdf"]
@@ -588,3 +594,35 @@ def test_spec_without_figures_says_so(tmp_path):
     spec = _spec(tmp_path, [])
     assert plot_spec(spec, tmp_path / "out") == ([], [f"{spec.source}: the spec lists no "
                                                       f"figures"])
+
+
+def test_errors_name_the_results_by_default(tmp_path):
+    for draw in (figure_data, lambda *a, **k: plot_results(*a, out_dir=tmp_path, **k)):
+        with pytest.raises(MlxError) as exc:
+            draw(_rows(), x="rank_ratio", metric="p@5")
+        assert str(exc.value) == "results: no finished results for metric 'p@5'"
+
+
+def test_the_papers_unit_of_the_metric_unless_told(tmp_path, drawn):
+    """LSVV publishes the Hamming loss in percent: the figure follows it unless told."""
+    frame = _frame([dict(label="LSVV", labelled_ratio=lab, metric="hamming", value=0.25)
+                    for lab in (0.1, 0.2)])
+    for paper, percent in (("lsvv", None), ("none", None), ("lsvv", False)):
+        plot_results(frame, x="labelled_ratio", metric="hamming", out_dir=tmp_path,
+                     paper=paper, percent=percent)
+    assert [(d["ylabel"], d["lines"][0][2]) for d in drawn] == [
+        ("Hamming loss (%)", [25.0, 25.0]), ("Hamming loss", [0.25, 0.25]),
+        ("Hamming loss", [0.25, 0.25])]
+
+
+def test_series_follow_the_order_of_the_results_matched_or_not(tmp_path, drawn):
+    frame = _rows()
+    mine = frame[frame["label"] == "BR-LR"].assign(label="Mine", method="mine", params="{}")
+    import pandas as pd
+
+    frame = pd.concat([mine, frame], ignore_index=True)
+    plot_results(frame, x="rank_ratio", metric="p@1", out_dir=tmp_path, paper="leml",
+                 at={"observed": 0.2})
+    (d,) = drawn
+    assert d["legend"] == ["Mine (no rank)", "LEML-SQ", "BR-LR (no rank)", "ours (solid)",
+                           "published, LEML (dashed)"]
