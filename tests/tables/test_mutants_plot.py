@@ -5,12 +5,13 @@ read from the matplotlib Axes at save time; the one-line errors of bad requests.
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 
 from mlx.errors import ConfigError, MlxError
-from mlx.tables.plot import figure_data, plot_results, plot_spec, use_log_x
+from mlx.tables.plot import figure_data, line_points, plot_results, plot_spec, use_log_x
 from mlx.tables.spec import Series, load_spec
 from tests.tables.test_plot import _frame, _kar_jain_rows, _lsvv_rows, _mom_rows, _rows
 
@@ -280,8 +281,6 @@ def test_only_finished_test_rows_of_the_metric_and_the_chosen_datasets(tmp_path)
     frame.loc[frame.index[-1], "status"] = "failed"
     extra = _frame([dict(dataset="d1", label="A", rank=2, metric="mse", value=99.0)])
     extra["split"] = "validation"
-    import pandas as pd
-
     frame = pd.concat([frame, extra], ignore_index=True)
     panels = figure_data(frame, x="rank", metric="mse", datasets=["d2"])
     assert [p.dataset for p in panels] == ["d2"]
@@ -328,10 +327,33 @@ def test_missing_columns_and_text_values_are_read_as_numbers(tmp_path):
     frame["rank"] = ["1", "2"]
     frame = frame.drop(columns=["labelled_ratio"])
     frame.loc[0, "label"] = None
-    (panel,) = figure_data(frame, x="rank", metric="mse")
-    assert [ln.name for ln in panel.lines] == ["", "A"]
-    assert panel.lines[0].points["mean"].tolist() == [0.5]
-    assert panel.lines[1].points[["x", "mean"]].values.tolist() == [[2.0, 0.25]]
+    frame.loc[0, "dataset"] = None
+    panels = figure_data(frame, x="rank", metric="mse")
+    assert [(p.dataset, [ln.name for ln in p.lines]) for p in panels] == [("", ["", "A"]),
+                                                                          ("d1", ["", "A"])]
+    assert panels[0].lines[0].points["mean"].tolist() == [0.5]
+    assert panels[1].lines[1].points[["x", "mean"]].values.tolist() == [[2.0, 0.25]]
+    # every sweep column and the training time, as read from text
+    frame = _frame([dict(label="A", rank_ratio=r, observed_ratio=o, labelled_ratio=lab,
+                         metric="mse", value=1.0, cell=f"c{r}{o}{lab}")
+                    for r in (0.2, 0.4) for o in (0.5, 1.0) for lab in (0.1, 0.3)])
+    frame["fit_seconds"] = [float(i) for i in range(len(frame))]
+    for col in ("rank_ratio", "observed_ratio", "labelled_ratio", "fit_seconds"):
+        frame[col] = frame[col].map(str)
+    panels = figure_data(frame, x="labelled_ratio", metric="fit_seconds")
+    assert [p.suffix() for p in panels] == ["-k20-obs50", "-k20-obs100", "-k40-obs50",
+                                            "-k40-obs100"]
+    assert [p.lines[0].points["mean"].tolist() for p in panels] == [[0.0, 1.0], [2.0, 3.0],
+                                                                    [4.0, 5.0], [6.0, 7.0]]
+    panels = figure_data(frame, x="rank_ratio", metric="mse")
+    assert [p.lines[0].points["x"].tolist() for p in panels] == [[0.2, 0.4]] * 4
+
+
+def test_x_values_equal_to_nine_digits_are_one_point():
+    rows = pd.DataFrame({"_x": [0.2, 0.2 + 1e-10, 0.3], "value": [1.0, 3.0, 5.0]})
+    pts = line_points(rows)
+    assert pts["x"].tolist() == [0.2, 0.3] and pts["n"].tolist() == [2, 1]
+    assert pts["mean"].tolist() == [2.0, 5.0]
 
 
 def test_no_value_on_the_axis_names_the_axes_that_have_values():
@@ -540,8 +562,6 @@ def test_published_values_of_other_datasets_are_not_drawn(tmp_path, drawn):
 
 # ------------------------------------------------------------------- figures of a table spec
 def _spec(tmp_path, figures, axes="{dataset: [bibtex], observed: [0.2]}", extra=""):
-    import pandas as pd
-
     res = tmp_path / "res"
     res.mkdir(exist_ok=True)
     other = _rows().assign(dataset="delicious", cell_id=lambda d: "d-" + d["cell_id"])
@@ -618,11 +638,38 @@ def test_the_papers_unit_of_the_metric_unless_told(tmp_path, drawn):
 def test_series_follow_the_order_of_the_results_matched_or_not(tmp_path, drawn):
     frame = _rows()
     mine = frame[frame["label"] == "BR-LR"].assign(label="Mine", method="mine", params="{}")
-    import pandas as pd
-
     frame = pd.concat([mine, frame], ignore_index=True)
     plot_results(frame, x="rank_ratio", metric="p@1", out_dir=tmp_path, paper="leml",
                  at={"observed": 0.2})
     (d,) = drawn
     assert d["legend"] == ["Mine (no rank)", "LEML-SQ", "BR-LR (no rank)", "ours (solid)",
                            "published, LEML (dashed)"]
+
+
+def test_settings_equal_to_nine_digits_are_one_figure_and_one_tick():
+    frame = _frame([dict(label="A", rank_ratio=0.2 + e, observed_ratio=0.5 + e,
+                         labelled_ratio=lab + e, metric="mse", value=1.0)
+                    for e in (0.0, 1e-10) for lab in (0.1, 0.2)])
+    (panel,) = figure_data(frame, x="labelled_ratio", metric="mse")
+    assert panel.suffix() == "" and panel.xs == [0.1, 0.2]
+    assert panel.lines[0].points["n"].tolist() == [2, 2]
+    panels = figure_data(frame, x="rank_ratio", metric="mse")
+    assert [(p.suffix(), p.xs) for p in panels] == [("-obs50-lab10", [0.2]),
+                                                    ("-obs50-lab20", [0.2])]
+
+
+def test_the_requested_other_ratio_of_results_without_one(tmp_path, drawn):
+    """Results without an observed ratio (NaN) drawn at observed = 20%: every row is in the
+    figure, and the paper's values are those at 20%."""
+    frame = _rows()
+    frame = frame[frame["observed_ratio"] == 0.2].assign(observed_ratio=None)
+    panels = figure_data(frame, x="rank_ratio", metric="p@1", at={"observed": 0.2})
+    assert [(p.suffix(), p.at_text(), p.pub_filters) for p in panels] == [
+        ("-obs20", " (observed = 20%)", {"observed": 0.2})]
+    assert panels[0].lines[0].points["n"].tolist() == [1, 1, 1]
+    plot_results(frame, x="rank_ratio", metric="p@1", out_dir=tmp_path, paper="leml",
+                 at={"observed": 0.2})
+    (d,) = drawn
+    assert d["name"] == "bibtex-p1-vs-k-obs20.png"
+    assert d["lines"][1][:3] == ("LEML-SQ (paper only)", [20.0, 40.0, 60.0],
+                                 [48.35, 51.97, 53.52])
