@@ -505,7 +505,7 @@ def test_file_names_keep_letters_digits_dots_and_dashes(tmp_path, drawn):
     frame = _frame([dict(dataset="nus wide/2", label="A", params={"sim": "rbf (γ=1)"},
                          rank=k, metric="ndcg@3", value=0.5) for k in (1, 2)])
     paths = plot_results(frame, x="rank", metric="nDCG@3", out_dir=tmp_path / "new" / "dir",
-                         paper="none", by="sim", prefix="t-")
+                         paper="none", by=["sim"], prefix="t-")
     assert [p.name for p in paths] == ["t-nuswide2-ndcg3-vs-rank-sim=rbf1.png",
                                        "t-nuswide2-ndcg3-vs-rank-sim=rbf1.pdf"]
     assert drawn[0]["title"] == "nus wide/2: nDCG@3 vs rank K (sim = rbf (γ=1))"
