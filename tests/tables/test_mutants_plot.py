@@ -633,6 +633,13 @@ def test_the_papers_unit_of_the_metric_unless_told(tmp_path, drawn):
     assert [(d["ylabel"], d["lines"][0][2]) for d in drawn] == [
         ("Hamming loss (%)", [25.0, 25.0]), ("Hamming loss", [0.25, 0.25]),
         ("Hamming loss", [0.25, 0.25])]
+    # chosen automatically: the LSVV paper has the method (no loss) on scene
+    drawn.clear()
+    plot_results(frame.assign(dataset="scene"), x="labelled_ratio", metric="hamming",
+                 out_dir=tmp_path)
+    plot_results(frame.assign(dataset="iris"), x="labelled_ratio", metric="hamming",
+                 out_dir=tmp_path)
+    assert [d["ylabel"] for d in drawn] == ["Hamming loss (%)", "Hamming loss"]
 
 
 def test_series_follow_the_order_of_the_results_matched_or_not(tmp_path, drawn):
