@@ -333,6 +333,7 @@ def test_missing_columns_and_text_values_are_read_as_numbers(tmp_path):
                                                                           ("d1", ["", "A"])]
     assert panels[0].lines[0].points["mean"].tolist() == [0.5]
     assert panels[1].lines[1].points[["x", "mean"]].values.tolist() == [[2.0, 0.25]]
+    assert [p.xs for p in panels] == [[1.0], [2.0]]
     # every sweep column and the training time, as read from text
     frame = _frame([dict(label="A", rank_ratio=r, observed_ratio=o, labelled_ratio=lab,
                          metric="mse", value=1.0, cell=f"c{r}{o}{lab}")
