@@ -328,6 +328,9 @@ def test_missing_columns_and_text_values_are_read_as_numbers(tmp_path):
     frame = frame.drop(columns=["labelled_ratio"])
     frame.loc[0, "label"] = None
     frame.loc[0, "dataset"] = None
+    failed = _frame([dict(label="A", metric="mse", value=0.0)]).assign(value="", rank="",
+                                                                       status="failed")
+    frame = pd.concat([frame, failed], ignore_index=True)   # text that is no number
     panels = figure_data(frame, x="rank", metric="mse")
     assert [(p.dataset, [ln.name for ln in p.lines]) for p in panels] == [("", ["", "A"]),
                                                                           ("d1", ["", "A"])]
@@ -681,3 +684,14 @@ def test_the_requested_other_ratio_of_results_without_one(tmp_path, drawn):
     assert d["name"] == "bibtex-p1-vs-k-obs20.png"
     assert d["lines"][1][:3] == ("LEML-SQ (paper only)", [20.0, 40.0, 60.0],
                                  [48.35, 51.97, 53.52])
+
+
+def test_no_paper_draws_no_published_values_even_for_series_that_name_one(tmp_path, drawn):
+    frame = _rows()
+    frame = frame[(frame["observed_ratio"] == 0.2) & (frame["metric"] == "p@1")]
+    frame = frame.assign(observed_ratio=1.0, metric="p@3")   # LEML Table 3 has this setting
+    series = [Series("LEML-SQ", {"method": "LEML", "loss": "SQ"}, {"label": "LEML-SQ"})]
+    plot_results(frame, x="rank_ratio", metric="p@3", out_dir=tmp_path, paper="none",
+                 series=series)
+    (d,) = drawn
+    assert [ln[0] for ln in d["lines"]] == ["LEML-SQ"] and d["legend"] == ["LEML-SQ"]
