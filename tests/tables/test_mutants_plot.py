@@ -695,3 +695,10 @@ def test_no_paper_draws_no_published_values_even_for_series_that_name_one(tmp_pa
                  series=series)
     (d,) = drawn
     assert [ln[0] for ln in d["lines"]] == ["LEML-SQ"] and d["legend"] == ["LEML-SQ"]
+
+
+def test_a_reference_line_on_the_rank_axis_says_no_rank(tmp_path, drawn):
+    frame = _frame([dict(label="MoM", rank=k, metric="auc", value=0.8) for k in (5, 10)]
+                   + [dict(label="BR", metric="auc", value=0.7)])
+    plot_results(frame, x="rank", metric="auc", out_dir=tmp_path, paper="none")
+    assert drawn[0]["legend"] == ["MoM", "BR (no rank)"]
