@@ -702,3 +702,14 @@ def test_a_reference_line_on_the_rank_axis_says_no_rank(tmp_path, drawn):
                    + [dict(label="BR", metric="auc", value=0.7)])
     plot_results(frame, x="rank", metric="auc", out_dir=tmp_path, paper="none")
     assert drawn[0]["legend"] == ["MoM", "BR (no rank)"]
+
+
+def test_at_an_absolute_rank_filters_the_observed_ratio_figure():
+    frame = _rows().assign(rank=lambda d: d["rank_ratio"] * 50)      # K = 10, 20, 30
+    (panel,) = figure_data(frame, x="observed_ratio", metric="p@1",
+                           at={"k_over_L": 0.4, "k": 20})
+    assert panel.lines[0].points["n"].tolist() == [1, 1]             # LEML-SQ at K = 20
+    assert panel.lines[1].points["n"].tolist() == [1, 1]             # BR has no rank
+    (panel,) = figure_data(frame, x="observed_ratio", metric="p@1",
+                           at={"k_over_L": 0.4, "k": 10})
+    assert panel.lines[0].points.empty
