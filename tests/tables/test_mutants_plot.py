@@ -151,6 +151,12 @@ def test_repetitions_draw_error_bars_of_one_sd_in_the_metric_unit(tmp_path, draw
                          ("LEML", [25.0, 50.0, 100.0], [88.0, 90.5, 95.5], [sd] * 3, "s",
                           orange)]
     assert d["lines"] == [] and d["legend"] == ["MoM", "LEML"]
+    # the colour is the series' own, whatever was drawn before
+    drawn.clear()
+    series = [Series("Ghost", {}, {"label": "Ghost"}), Series("MoM", {}, {"label": "MoM"})]
+    plot_results(_mom_rows(), x="rank", metric="auc", out_dir=tmp_path, paper="none",
+                 series=series, datasets=["bibtex"])
+    assert [(b[0], b[5]) for b in drawn[0]["bars"]] == [("MoM", orange)]
     assert (d["title"], d["xlabel"], d["ylabel"]) == (
         "bibtex: average AUC vs rank K", "rank K", "average AUC (%)")
     assert (d["xscale"], d["xticks"], d["xticklabels"]) == (
@@ -457,9 +463,10 @@ def test_the_leml_axes_split_by_the_other_ratio_even_with_one_value():
 
 
 def test_at_keeps_rows_without_the_setting_or_parameter():
-    frame = _frame([dict(label="A", rank=k, params={"c": c}, labelled_ratio=lab,
-                         metric="mse", value=c)
-                    for k in (5, 10) for c in (1, 2) for lab in (0.1, 0.2)]
+    frame = _frame([dict(label="A", metric="mae", value=0.0)]      # not drawn: rows from 1
+                   + [dict(label="A", rank=k, params={"c": c}, labelled_ratio=lab,
+                           metric="mse", value=c)
+                      for k in (5, 10) for c in (1, 2) for lab in (0.1, 0.2)]
                    + [dict(label="B", metric="mse", value=7.0, labelled_ratio=0.1)])
     (panel,) = figure_data(frame, x="labelled_ratio", metric="mse", at={"k": 5.0, "c": 2})
     a, b = panel.lines
