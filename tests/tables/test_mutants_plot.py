@@ -172,6 +172,11 @@ def test_a_series_without_x_values_is_a_point_or_a_reference_line(tmp_path, draw
     (d,) = drawn
     assert d["lines"] == [("BR-LR", [0.0], [51.0], "None", "o", False, _cycle()[0])]
     assert d["legend"] == ["BR-LR"] and d["xticklabels"] != []
+    drawn.clear()
+    plot_results(br, x="rank_ratio", metric="p@1", out_dir=tmp_path, paper="none",
+                 at={"observed": 0.2}, series=[Series("Ghost", {}, {"label": "Ghost"}),
+                                               Series("BR-LR", {}, {"label": "BR-LR"})])
+    assert drawn[0]["lines"] == [("BR-LR", [0.0], [51.0], "None", "s", False, _cycle()[1])]
     # the paper has the series along k/L: a reference line beside the dashed paper line
     drawn.clear()
     plot_results(br, x="rank_ratio", metric="p@1", out_dir=tmp_path, paper="leml",
@@ -510,6 +515,14 @@ def test_by_a_parameter_one_dataset_lacks_gives_it_one_figure():
     panels = figure_data(frame, x="rank", metric="mse", by=["s"])
     assert [(p.dataset, p.by) for p in panels] == [("d1", {"s": "x"}), ("d1", {"s": "y"}),
                                                    ("d2", {})]
+    # the next parameter still splits the dataset that lacks the first
+    frame = pd.concat([frame, _frame([dict(dataset="d2", label="A", rank=1, params={"t": t},
+                                           metric="mse", value=t) for t in (3, 4)])],
+                      ignore_index=True)
+    panels = figure_data(frame, x="rank", metric="mse", by=["s", "t"])
+    assert [(p.dataset, p.by) for p in panels] == [("d1", {"s": "x"}), ("d1", {"s": "y"}),
+                                                   ("d2", {"t": "3"}), ("d2", {"t": "4"})]
+    assert [p.lines[0].points["mean"].tolist() for p in panels[2:]] == [[2.5], [3.0]]
 
 
 def test_file_names_keep_letters_digits_dots_and_dashes(tmp_path, drawn):
