@@ -424,6 +424,9 @@ def test_figures_per_rank_or_per_k_over_l_when_they_vary():
     panels = figure_data(_lab_rows(rank=[5, 10]), x="labelled_ratio", metric="error")
     assert [(p.suffix(), p.at_text()) for p in panels] == [("-rank5", " (K = 5)"),
                                                            ("-rank10", " (K = 10)")]
+    # each figure's rows and series, as the report draws them
+    assert [p.rows["rank"].tolist() for p in panels] == [[5.0, 5.0], [10.0, 10.0]]
+    assert panels[0].lines[0].series == Series("A", {}, {"label": "A"})
     assert [p.lines[0].points["n"].tolist() for p in panels] == [[1, 1], [1, 1]]
     # with k/L values the rank follows from them: figures per k/L only
     panels = figure_data(_lab_rows(rank_ratio=[0.2, 0.4], rank=[5, 10]), x="labelled_ratio",
