@@ -736,3 +736,16 @@ def test_at_an_absolute_rank_filters_the_observed_ratio_figure():
     (panel,) = figure_data(frame, x="observed_ratio", metric="p@1",
                            at={"k_over_L": 0.4, "k": 10})
     assert panel.lines[0].points.empty
+
+
+def test_a_figure_with_nothing_to_draw_is_skipped_and_the_next_drawn(tmp_path, drawn):
+    frame = _rows()
+    frame = frame[(frame["label"] == "LEML-SQ") & (frame["observed_ratio"] == 0.4)
+                  | (frame["label"] == "BR-LR")]
+    series = [Series("LEML-SQ", {}, {"label": "LEML-SQ"})]
+    paths = plot_results(frame, x="rank_ratio", metric="p@1", out_dir=tmp_path, paper="none",
+                         series=series)
+    assert [p.name for p in paths] == ["bibtex-p1-vs-k-obs40.png", "bibtex-p1-vs-k-obs40.pdf"]
+    import matplotlib.pyplot as plt
+
+    assert plt.get_fignums() == []              # every figure is closed, drawn or not
