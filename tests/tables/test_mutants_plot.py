@@ -339,7 +339,7 @@ def test_missing_columns_and_text_values_are_read_as_numbers(tmp_path):
     frame = frame.drop(columns=["labelled_ratio"])
     frame.loc[0, "label"] = None
     frame.loc[0, "dataset"] = None
-    failed = _frame([dict(label="A", metric="mse", value=0.0)]).assign(value="", rank="",
+    failed = _frame([dict(label="A", metric="mse", value=0.0)]).assign(value="n/a", rank="-",
                                                                        status="failed")
     frame = pd.concat([frame, failed], ignore_index=True)   # text that is no number
     panels = figure_data(frame, x="rank", metric="mse")
