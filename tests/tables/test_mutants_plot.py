@@ -193,6 +193,8 @@ def test_reference_lines_name_the_missing_axis(tmp_path, drawn):
     plot_results(_kar_jain_rows(), x="param:n_landmarks", metric="mse", out_dir=tmp_path,
                  paper="none", at={"similarity": "sigmoid"})
     (d,) = drawn
+    assert d["bars"][0][:3] == ("KR", [10.0, 20.0, 50.0, 100.0],    # the sigmoid rows only
+                                [0.1125, 0.0625, 0.0325, 0.0225])
     assert d["legend"][-1] == "constant (no n_landmarks)"
     assert d["lines"][-1][:4] == ("constant (no n_landmarks)", [0.0, 1.0], [0.055, 0.055], "-")
     assert d["title"] == "abalone: MSE vs n_landmarks"       # a parameter filter: no split
@@ -279,7 +281,7 @@ def test_the_leml_axes_are_never_logarithmic_and_always_ticked(tmp_path, drawn):
 
 def test_use_log_x_boundaries():
     assert not use_log_x([1, 20]) and use_log_x([1, 20.5])
-    assert use_log_x([0.5, 100]) and not use_log_x([-1, 100])
+    assert use_log_x([0.5, 100]) and not use_log_x([-1, 100]) and not use_log_x([0, 100])
     assert use_log_x(["0.5", "100"])                    # values as text
 
 
@@ -480,8 +482,9 @@ def test_at_keeps_rows_without_the_setting_or_parameter():
     a, b = panel.lines
     assert a.points["mean"].tolist() == [2.0, 2.0] and a.points["n"].tolist() == [1, 1]
     assert b.points["mean"].tolist() == [7.0]
-    (panel,) = figure_data(frame, x="labelled_ratio", metric="mse", at={"k": 5, "c": "2"})
-    assert panel.lines[0].points["n"].tolist() == [1, 1]
+    for c in ("2", "2.0", 2.0000000001):         # the same number, written otherwise
+        (panel,) = figure_data(frame, x="labelled_ratio", metric="mse", at={"k": 5, "c": c})
+        assert panel.lines[0].points["n"].tolist() == [1, 1]
     # the axis's own parameter is not a filter
     (panel,) = figure_data(frame, x="param:c", metric="mse",
                            at={"c": 1, "k": 10, "labelled": 0.1})
