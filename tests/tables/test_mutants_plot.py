@@ -752,3 +752,11 @@ def test_a_figure_with_nothing_to_draw_is_skipped_and_the_next_drawn(tmp_path, d
     import matplotlib.pyplot as plt
 
     assert plt.get_fignums() == []              # every figure is closed, drawn or not
+
+
+def test_by_a_mapping_parameter_names_it_with_sorted_keys():
+    frame = _frame([dict(label="A", rank=1, params={"kern": {"b": 1, "a": v}}, metric="mse",
+                         value=v) for v in (2, 3)])
+    panels = figure_data(frame, x="rank", metric="mse", by="kern")
+    assert [p.by for p in panels] == [{"kern": '{"a": 2, "b": 1}'}, {"kern": '{"a": 3, "b": 1}'}]
+    assert [p.lines[0].points["mean"].tolist() for p in panels] == [[2.0], [3.0]]
