@@ -760,3 +760,10 @@ def test_by_a_mapping_parameter_names_it_with_sorted_keys():
     panels = figure_data(frame, x="rank", metric="mse", by="kern")
     assert [p.by for p in panels] == [{"kern": '{"a": 2, "b": 1}'}, {"kern": '{"a": 3, "b": 1}'}]
     assert [p.lines[0].points["mean"].tolist() for p in panels] == [[2.0], [3.0]]
+
+
+def test_a_parameter_name_with_a_colon(tmp_path):
+    frame = _frame([dict(label="A", params={"rbf:gamma": g}, metric="mse", value=g)
+                    for g in (1, 2)])
+    (panel,) = figure_data(frame, x="param:rbf:gamma", metric="mse")
+    assert panel.lines[0].points["x"].tolist() == [1.0, 2.0]
