@@ -626,14 +626,18 @@ def test_spec_figures_take_the_spec_setting_dataset_series_and_tables(tmp_path, 
 
 
 def test_spec_with_several_settings_draws_each_and_notes_what_it_skips(tmp_path, drawn):
-    spec = _spec(tmp_path, ["{x: rank_ratio, metric: p@1}", "{x: rank, metric: p@1}"],
+    spec = _spec(tmp_path, ["{x: rank_ratio, metric: p@1}", "{x: rank, metric: p@1}",
+                            "{x: observed_ratio, metric: p@1}"],
                  axes="{observed: [0.2, 0.4], k_over_L: [0.4]}",
-                 extra="layout: {rows: [dataset, k_over_L, observed], columns: [series]}\n")
+                 extra="layout: {rows: [dataset, k_over_L, observed], columns: [series]}\n"
+                       "dataset_aliases: {delicious: Delicious}\n")
     paths, notes = plot_spec(spec, tmp_path / "out")
     assert [p.name for p in paths][::2] == ["fig-bibtex-p1-vs-k-obs20.png",
                                            "fig-bibtex-p1-vs-k-obs40.png",
-                                           "fig-delicious-p1-vs-k-obs20.png",
-                                           "fig-delicious-p1-vs-k-obs40.png"]
+                                           "fig-Delicious-p1-vs-k-obs20.png",
+                                           "fig-Delicious-p1-vs-k-obs40.png",
+                                           "fig-bibtex-p1-vs-observed-k40.png",
+                                           "fig-Delicious-p1-vs-observed-k40.png"]
     assert drawn[0]["ylabel"] == "top-1 accuracy (%)"
     assert notes == [f"figure p@1 vs rank skipped: {spec.source}: no result for metric 'p@1' "
                      f"has a rank value; axes with values: rank_ratio, observed_ratio (or "
