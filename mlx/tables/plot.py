@@ -86,17 +86,21 @@ class Panel:
     xs: list = field(default_factory=list)        # every x value of the rows (rounded)
     lines: list = field(default_factory=list)
     pub_filters: dict = field(default_factory=dict)  # published column -> value
+    params: dict = field(default_factory=dict)    # parameter filters of ``at`` -> value
+
+    def _named(self) -> list:
+        return [*self.params.items(), *self.by.items()]
 
     def suffix(self) -> str:
         parts = [f"-{slug}{_fmt_setting(col, v, pct_sign=False)}"
                  for col, _, slug, _, v in self.settings if v is not None]
-        parts += [f"-{_slug(k)}={_slug(v)}" for k, v in self.by.items()]
+        parts += [f"-{_slug(k)}={_slug(v)}" for k, v in self._named()]
         return "".join(parts)
 
     def at_text(self) -> str:
         parts = [f"{name} = {_fmt_setting(col, v)}" for col, _, _, name, v in self.settings
                  if v is not None]
-        parts += [f"{k} = {v}" for k, v in self.by.items()]
+        parts += [f"{k} = {v}" for k, v in self._named()]
         return f" ({', '.join(parts)})" if parts else ""
 
 
@@ -375,7 +379,9 @@ def _panels(ok, x, by, series, at) -> list[Panel]:
                 gok = sok[_by_mask(sok, combo)] if combo else sok
                 panel = Panel(dataset, [(c, k, sl, n, gp) for c, k, sl, n, _, gp
                                         in combo_settings], combo, gok,
-                              sorted(set(gok["_x"].dropna().round(9))), [], filters)
+                              sorted(set(gok["_x"].dropna().round(9))), [], filters,
+                              {k: str(v) for k, v in at.items()
+                               if k not in AT_COLUMNS and k != _x_name(x)})
                 for i, s in enumerate(series):
                     rows = select_rows(gok, s)
                     flat = rows[rows["_x"].isna()]["value"]

@@ -197,7 +197,7 @@ def test_reference_lines_name_the_missing_axis(tmp_path, drawn):
                                 [0.1125, 0.0625, 0.0325, 0.0225])
     assert d["legend"][-1] == "constant (no n_landmarks)"
     assert d["lines"][-1][:4] == ("constant (no n_landmarks)", [0.0, 1.0], [0.055, 0.055], "-")
-    assert d["title"] == "abalone: MSE vs n_landmarks"       # a parameter filter: no split
+    assert d["title"] == "abalone: MSE vs n_landmarks (similarity = sigmoid)"   # its filter
     assert d["xlabel"] == "n_landmarks" and d["ylabel"] == "MSE"
     frame = _frame([dict(label="SS", labelled_ratio=lab, metric="error", value=0.2)
                     for lab in (0.1, 0.2)] + [dict(label="SVM", labelled_ratio=None,

@@ -300,6 +300,16 @@ def test_param_axis_by_parameter_kar_jain_figure_1(tmp_path):
     one = figure_data(_kar_jain_rows(), x="param:n_landmarks", metric="mse",
                       at={"similarity": "sigmoid"})
     assert len(one) == 1 and one[0].lines[0].points["mean"].tolist() == kr_sig["mean"].tolist()
+    # the filter names its figure: two filters write two files, the second not over the first
+    assert one[0].suffix() == "-similarity=sigmoid"
+    assert one[0].at_text() == " (similarity = sigmoid)"
+    written = [_names(plot_results(_kar_jain_rows(), x="param:n_landmarks", metric="mse",
+                                   out_dir=tmp_path / "at", paper="none", at={"similarity": s}))
+               for s in ("sigmoid", "manhattan")]
+    assert written == [["abalone-mse-vs-n_landmarks-similarity=sigmoid.pdf",
+                        "abalone-mse-vs-n_landmarks-similarity=sigmoid.png"],
+                       ["abalone-mse-vs-n_landmarks-similarity=manhattan.pdf",
+                        "abalone-mse-vs-n_landmarks-similarity=manhattan.png"]]
 
 
 def test_by_on_the_leml_axis_adds_to_the_name(tmp_path):
@@ -380,10 +390,11 @@ figures:
   - {{x: 'param:n_landmark', metric: mse}}
 """)
     paths, notes = plot_spec(load_spec(spec), tmp_path / "out")
+    # the filtered figure is the split's manhattan figure: same rows, title and file name
     assert [p.name for p in paths if p.suffix == ".png"] == [
         "sim-abalone-mse-vs-n_landmarks-similarity=manhattan.png",
         "sim-abalone-mse-vs-n_landmarks-similarity=sigmoid.png",
-        "sim-abalone-mse-vs-n_landmarks.png"]
+        "sim-abalone-mse-vs-n_landmarks-similarity=manhattan.png"]
     assert notes == [f"figure mse vs param:n_landmark skipped: {spec}: figures[2].x: no result "
                      f"has parameter 'n_landmark'. Did you mean 'n_landmarks'? Parameters in "
                      f"the results: n_landmarks, similarity"]
