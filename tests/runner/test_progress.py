@@ -90,8 +90,9 @@ def test_running_cells_are_the_oldest_dispatched_per_job():
 def test_durations_interval_and_resume_hint(monkeypatch):
     assert [fmt_duration(s) for s in (0.4, 7, 754, 3723)] == ["0:00", "0:07", "12:34",
                                                               "1:02:03"]
-    monkeypatch.setenv("MLX_HEARTBEAT", "2.5")
-    assert heartbeat_seconds() == 2.5
+    for seconds in ("2.5", "0.5"):                  # any positive interval, below 1 s too
+        monkeypatch.setenv("MLX_HEARTBEAT", seconds)
+        assert heartbeat_seconds() == float(seconds)
     for bad in ("0", "-1", "soon"):
         monkeypatch.setenv("MLX_HEARTBEAT", bad)
         assert heartbeat_seconds() == 30.0
