@@ -552,3 +552,15 @@ def test_the_error_names_every_fixed_setting_of_the_cell(tmp_path):
     assert str(exc.value) == (f"{tmp_path / 'mine.yaml'}: series 'A' at k/L 50%, dataset scene "
                               "matches results of several observed settings (0.5, 1.0); fix it "
                               "with 'axes' or put it in the layout")
+
+
+def test_two_datasets_outside_the_layout_are_never_averaged_together(tmp_path):
+    rows = [_row("scene", "A", 0, "p@1", 0.5), _row("yeast", "A", 0, "p@1", 0.25)]
+    layout = "metrics: [p@1]\nlayout: {blocks: [], rows: [series], columns: []}\n"
+    with pytest.raises(MlxError) as exc:
+        _table(tmp_path, layout, rows)
+    assert str(exc.value) == (f"{tmp_path / 'mine.yaml'}: series 'A' at all matches results of "
+                              "several dataset settings (scene, yeast); fix it with 'axes' or "
+                              "put it in the layout")
+    table = _table(tmp_path, layout + "axes: {dataset: yeast}\n", rows, name="one")
+    assert _cells(table) == [[(0.25, None, 1, "ok", True, "")]]
