@@ -186,3 +186,27 @@ def test_compare_reads_the_runs_manifest_as_utf8(tmp_path, monkeypatch):
     monkeypatch.setattr(io, "text_encoding", lambda encoding, *a: encoding or "ascii")
     r = invoke("compare", res, "--paper", "leml")
     assert r.stdout.endswith(f"Results:\n\n- `{res}`: 4 cells, run from-manifest\n\n")
+
+
+def test_overrides_apply_to_an_own_spec(tmp_path):
+    spec, _ = _own(tmp_path)
+    r = invoke("table", spec, "title=Overridden", "-o", tmp_path / "out")
+    assert r.exit_code == 0, r.output
+    assert r.stdout.startswith("# Overridden\n")
+
+
+def test_an_override_that_cannot_apply_names_the_spec(tmp_path):
+    spec, _ = _own(tmp_path)
+    r = invoke("table", spec, "metrics.p@1.unit=fraction")
+    assert r.exit_code == 2
+    assert r.output == (f"Error: {spec}: metrics: is of type list, not a mapping; override "
+                        "'metrics.p@1.unit=fraction' cannot set 'p@1' in it\n")
+
+
+def test_check_of_a_paper_spec_follows_the_overrides(tmp_path):
+    spec = tmp_path / "s.yaml"
+    spec.write_text(SPEC.format(results=tmp_path).replace(f"results: [{tmp_path}]",
+                                                          "configs: [absent.yaml]"))
+    r = invoke("table", spec, "--check", "name=renamed")
+    assert r.exit_code == 3
+    assert r.stderr.splitlines()[0] == "renamed: cannot be produced here yet:"
