@@ -210,3 +210,14 @@ def test_check_of_a_paper_spec_follows_the_overrides(tmp_path):
     r = invoke("table", spec, "--check", "name=renamed")
     assert r.exit_code == 3
     assert r.stderr.splitlines()[0] == "renamed: cannot be produced here yet:"
+
+
+def test_check_of_a_paper_spec_with_one_ready_config(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("name: c\ndataset: {synthetic: {n_samples: 50, n_features: 5, n_labels: 4, "
+                   "rank: 2, seed: 0}}\nmethods: [br]\n")
+    spec = tmp_path / "s.yaml"
+    spec.write_text(SPEC.format(results=tmp_path).replace(f"results: [{tmp_path}]",
+                                                          f"configs: [{cfg}]"))
+    r = invoke("table", spec, "--check")
+    assert (r.exit_code, r.output) == (0, f"{spec}: ready (1 config)\n")
