@@ -21,7 +21,8 @@ from mlx.tables.render import (
     three_way,
     write_table,
 )
-from mlx.tables.spec import load_spec, parse_spec
+from mlx.tables.spec import load_spec
+from tests.tables.test_mutants_build_cells import lsvv_iris_spec
 from tests.tables.test_paper_tables import SMALL_ROWS, SPEC, row, write_results
 
 
@@ -75,13 +76,7 @@ def test_csv_of_the_small_table_is_exact(tmp_path):
 
 
 def test_csv_keeps_a_published_standard_deviation():
-    # LSVV Table 5: SRM-VV's test error on iris (linear) is 29.78 +- 6.21 %.
-    spec = parse_spec({"paper": "lsvv", "tables": ["5"], "series": ["SRM-VV"],
-                       "metrics": ["error"], "axes": {"dataset": ["iris"],
-                                                      "variant": ["linear"]},
-                       "layout": {"rows": ["dataset"], "columns": ["variant", "series"]}},
-                      source="s")
-    assert render_csv(build_table(spec, [])).splitlines()[1] == (
+    assert render_csv(build_table(lsvv_iris_spec(), [])).splitlines()[1] == (
         "error,iris,SRM-VV,,,,,linear,%,,,0,29.78,6.21,5,,1,not run")
 
 
