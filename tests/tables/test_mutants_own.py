@@ -564,3 +564,10 @@ def test_two_datasets_outside_the_layout_are_never_averaged_together(tmp_path):
                               "put it in the layout")
     table = _table(tmp_path, layout + "axes: {dataset: yeast}\n", rows, name="one")
     assert _cells(table) == [[(0.25, None, 1, "ok", True, "")]]
+
+
+def test_a_metric_an_ok_run_did_not_record_is_not_run(tmp_path):
+    rows = [_row("scene", "A", 0, "p@1", 0.5)]
+    table = _table(tmp_path, "metrics: [p@1, hamming]\n", rows)
+    assert _cells(table) == [[(0.5, None, 1, "ok", True, "")],
+                             [(None, None, 0, "not run", False, "")]]
