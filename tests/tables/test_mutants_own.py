@@ -571,3 +571,23 @@ def test_a_metric_an_ok_run_did_not_record_is_not_run(tmp_path):
     table = _table(tmp_path, "metrics: [p@1, hamming]\n", rows)
     assert _cells(table) == [[(0.5, None, 1, "ok", True, "")],
                              [(None, None, 0, "not run", False, "")]]
+
+
+def test_a_baseline_of_several_settings_is_the_one_line_error_naming_it(tmp_path):
+    rows = [_row("scene", "A", 0, "p@1", 0.5, rank_ratio=0.5),
+            _row("scene", "B", 0, "p@1", 0.5, rank_ratio=0.5),
+            _row("scene", "B", 0, "p@1", 0.25, rank_ratio=0.25, cell_id="other")]
+    with pytest.raises(MlxError) as exc:
+        _table(tmp_path, "metrics: [p@1]\nbaseline: B\n", rows)
+    assert str(exc.value) == (f"{tmp_path / 'mine.yaml'}: baseline 'B' matches results of "
+                              "several k/L settings (0.25, 0.5); fix it with 'axes' or put it "
+                              "in the layout")
+
+
+def test_repetitions_of_one_draw_of_a_single_metric_are_not_tested(tmp_path):
+    rows = [_row("scene", label, rep, "p@1", v, split_fingerprint="official",
+                 mask_fingerprint="all")
+            for label, vals in (("A", A_SCENE), ("B", B_SCENE)) for rep, v in enumerate(vals)]
+    table = _table(tmp_path, "metrics: [p@1]\nbaseline: A\n", rows)
+    (cell,) = table.blocks[0][1][1][1]          # B: better than A at p < 0.05 if tested
+    assert (cell.pvalue, cell.mark, cell.pairs) == (None, "", 3)
