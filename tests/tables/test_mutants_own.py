@@ -592,3 +592,12 @@ def test_repetitions_of_one_draw_of_a_single_metric_are_not_tested(tmp_path):
     table = _table(tmp_path, "metrics: [p@1]\nbaseline: A\n", rows)
     (cell,) = table.blocks[0][1][1][1]          # B: better than A at p < 0.05 if tested
     assert (cell.pvalue, cell.mark, cell.pairs) == (None, "", 3)
+
+
+def test_a_pvalue_equal_to_alpha_is_not_significant(tmp_path):
+    _, p = _expected_numbers()                  # B against A on scene: the paired t-test
+    rows = [_row("scene", label, rep, "p@1", v)
+            for label, vals in (("A", A_SCENE), ("B", B_SCENE)) for rep, v in enumerate(vals)]
+    table = _table(tmp_path, f"metrics: [p@1]\nbaseline: A\nalpha: {float(p)!r}\n", rows)
+    (cell,) = table.blocks[0][1][1][1]
+    assert (cell.pvalue, cell.mark) == (p, "")
