@@ -173,14 +173,15 @@ def _matches(frame: pd.DataFrame, key: dict) -> pd.DataFrame:
     return f
 
 
-SETTING_COLUMNS = (("_source", "run"), *((ax.column, ax.title) for ax in SPEC_AXES),
+SETTING_COLUMNS = (("dataset", "dataset"), ("_source", "run"),
+                   *((ax.column, ax.title) for ax in SPEC_AXES),
                    ("params", "params"))
 
 
 def _per_rep(rows: pd.DataFrame, metric: str, *, what: str = "", source: str = ""
              ) -> pd.Series:
-    """The value of each repetition. Rows of more than one setting (two k/L, two runs, two
-    parameter settings) are never averaged together: that is an error naming them."""
+    """The value of each repetition. Rows of more than one setting (two datasets, two k/L, two
+    runs, two parameter settings) are never averaged together: that is an error naming them."""
     vals = rows[(rows["status"] == "ok") & (rows["split"] == "test")
                 & (rows["metric"] == metric) & rows["value"].notna()]
     for col, name in SETTING_COLUMNS:

@@ -2,6 +2,7 @@
 (found by mutation testing): which options go with a spec or with results, what --check and
 --list-configs print, and the command line recorded beside a table."""
 
+import io
 import json
 
 import pytest
@@ -144,3 +145,79 @@ def test_results_doc_says_how_many_tables_it_wrote(tmp_path):
     (tdir / "t.md").write_text("# T\n")
     r = invoke("results-doc", "--tables-dir", tdir, "-o", doc)
     assert (r.exit_code, r.output) == (0, f"wrote {doc} (1 table)\n")
+
+
+def test_an_empty_spec_says_what_a_spec_needs(tmp_path):
+    spec = tmp_path / "empty.yaml"
+    spec.write_text("")
+    r = invoke("table", spec)
+    assert (r.exit_code, r.output) == (2, f"Error: {spec}: the file is empty; a table spec needs "
+                                          "at least 'paper', 'series' and 'metrics'\n")
+
+
+def test_without_output_dir_tables_go_to_results_tables(tmp_path, monkeypatch):
+    res = write_results(tmp_path / "res", SMALL_ROWS)
+    spec = tmp_path / "s.yaml"
+    spec.write_text(SPEC.format(results=res))
+    own, _ = _own(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    r = invoke("table", spec)
+    assert r.exit_code == 0, r.output
+    assert r.stderr == ("wrote results/tables/s.md, results/tables/s.csv, "
+                        "results/tables/s.tex\n")
+    assert r.stdout.startswith("# Test table\n")
+    meta = json.loads((tmp_path / "results/tables/s.json").read_text())
+    assert meta["command"] == f"mlx table {spec}"
+    r = invoke("table", own)
+    assert r.exit_code == 0, r.output
+    assert r.stderr == ("wrote results/tables/own.md, results/tables/own.csv, "
+                        "results/tables/own.tex\n")
+    assert r.stdout == (tmp_path / "results/tables/own.md").read_text() + "\n"
+
+
+def test_compare_reads_the_runs_manifest_as_utf8(tmp_path, monkeypatch):
+    res = write_results(tmp_path / "res", COMPARE_ROWS)
+    (res / "manifest.json").write_text('{"run_id": "from-manifest", "host": "café"}',
+                                       encoding="utf-8")   # as written by hand, not escaped
+    r = invoke("compare", res, "--paper", "leml")
+    assert r.exit_code == 0, r.output
+    assert r.stdout.endswith(f"Results:\n\n- `{res}`: 4 cells, run from-manifest\n\n")
+    # in a locale that is not UTF-8, the manifest is still read as UTF-8
+    monkeypatch.setattr(io, "text_encoding", lambda encoding, *a: encoding or "ascii")
+    r = invoke("compare", res, "--paper", "leml")
+    assert r.stdout.endswith(f"Results:\n\n- `{res}`: 4 cells, run from-manifest\n\n")
+
+
+def test_overrides_apply_to_an_own_spec(tmp_path):
+    spec, _ = _own(tmp_path)
+    r = invoke("table", spec, "title=Overridden", "-o", tmp_path / "out")
+    assert r.exit_code == 0, r.output
+    assert r.stdout.startswith("# Overridden\n")
+
+
+def test_an_override_that_cannot_apply_names_the_spec(tmp_path):
+    spec, _ = _own(tmp_path)
+    r = invoke("table", spec, "metrics.p@1.unit=fraction")
+    assert r.exit_code == 2
+    assert r.output == (f"Error: {spec}: metrics: is of type list, not a mapping; override "
+                        "'metrics.p@1.unit=fraction' cannot set 'p@1' in it\n")
+
+
+def test_check_of_a_paper_spec_follows_the_overrides(tmp_path):
+    spec = tmp_path / "s.yaml"
+    spec.write_text(SPEC.format(results=tmp_path).replace(f"results: [{tmp_path}]",
+                                                          "configs: [absent.yaml]"))
+    r = invoke("table", spec, "--check", "name=renamed")
+    assert r.exit_code == 3
+    assert r.stderr.splitlines()[0] == "renamed: cannot be produced here yet:"
+
+
+def test_check_of_a_paper_spec_with_one_ready_config(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("name: c\ndataset: {synthetic: {n_samples: 50, n_features: 5, n_labels: 4, "
+                   "rank: 2, seed: 0}}\nmethods: [br]\n")
+    spec = tmp_path / "s.yaml"
+    spec.write_text(SPEC.format(results=tmp_path).replace(f"results: [{tmp_path}]",
+                                                          f"configs: [{cfg}]"))
+    r = invoke("table", spec, "--check")
+    assert (r.exit_code, r.output) == (0, f"{spec}: ready (1 config)\n")

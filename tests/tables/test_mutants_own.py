@@ -544,11 +544,60 @@ def test_html_rows_with_two_row_axes(tmp_path):
             '</tr>' in html)
 
 
+def _error(tmp_path, body, rows):
+    """The one-line error of building the table."""
+    with pytest.raises(MlxError) as exc:
+        _table(tmp_path, body, rows)
+    return str(exc.value)
+
+
 def test_the_error_names_every_fixed_setting_of_the_cell(tmp_path):
     rows = [_row("scene", "A", 0, "p@1", v, rank_ratio=0.5, observed_ratio=obs, cell_id=str(obs))
             for obs, v in ((1.0, 0.5), (0.5, 0.25))]
-    with pytest.raises(MlxError) as exc:
-        _table(tmp_path, "metrics: [p@1]\naxes: {k_over_L: [0.5]}\n", rows)
-    assert str(exc.value) == (f"{tmp_path / 'mine.yaml'}: series 'A' at k/L 50%, dataset scene "
-                              "matches results of several observed settings (0.5, 1.0); fix it "
-                              "with 'axes' or put it in the layout")
+    assert _error(tmp_path, "metrics: [p@1]\naxes: {k_over_L: [0.5]}\n", rows) == (
+        f"{tmp_path / 'mine.yaml'}: series 'A' at k/L 50%, dataset scene matches results of "
+        "several observed settings (0.5, 1.0); fix it with 'axes' or put it in the layout")
+
+
+def test_two_datasets_outside_the_layout_are_never_averaged_together(tmp_path):
+    rows = [_row("scene", "A", 0, "p@1", 0.5), _row("yeast", "A", 0, "p@1", 0.25)]
+    layout = "metrics: [p@1]\nlayout: {blocks: [], rows: [series], columns: []}\n"
+    assert _error(tmp_path, layout, rows) == (
+        f"{tmp_path / 'mine.yaml'}: series 'A' at all matches results of several dataset "
+        "settings (scene, yeast); fix it with 'axes' or put it in the layout")
+    table = _table(tmp_path, layout + "axes: {dataset: yeast}\n", rows, name="one")
+    assert _cells(table) == [[(0.25, None, 1, "ok", True, "")]]
+
+
+def test_a_metric_an_ok_run_did_not_record_is_not_run(tmp_path):
+    rows = [_row("scene", "A", 0, "p@1", 0.5)]
+    table = _table(tmp_path, "metrics: [p@1, hamming]\n", rows)
+    assert _cells(table) == [[(0.5, None, 1, "ok", True, "")],
+                             [(None, None, 0, "not run", False, "")]]
+
+
+def test_a_baseline_of_several_settings_is_the_one_line_error_naming_it(tmp_path):
+    rows = [_row("scene", "A", 0, "p@1", 0.5, rank_ratio=0.5),
+            _row("scene", "B", 0, "p@1", 0.5, rank_ratio=0.5),
+            _row("scene", "B", 0, "p@1", 0.25, rank_ratio=0.25, cell_id="other")]
+    assert _error(tmp_path, "metrics: [p@1]\nbaseline: B\n", rows) == (
+        f"{tmp_path / 'mine.yaml'}: baseline 'B' matches results of several k/L settings "
+        "(0.25, 0.5); fix it with 'axes' or put it in the layout")
+
+
+def test_repetitions_of_one_draw_of_a_single_metric_are_not_tested(tmp_path):
+    rows = [_row("scene", label, rep, "p@1", v, split_fingerprint="official",
+                 mask_fingerprint="all")
+            for label, vals in (("A", A_SCENE), ("B", B_SCENE)) for rep, v in enumerate(vals)]
+    table = _table(tmp_path, "metrics: [p@1]\nbaseline: A\n", rows)
+    (cell,) = table.blocks[0][1][1][1]          # B: better than A at p < 0.05 if tested
+    assert (cell.pvalue, cell.mark, cell.pairs) == (None, "", 3)
+
+
+def test_a_pvalue_equal_to_alpha_is_not_significant(tmp_path):
+    _, p = _expected_numbers()                  # B against A on scene: the paired t-test
+    rows = [_row("scene", label, rep, "p@1", v)
+            for label, vals in (("A", A_SCENE), ("B", B_SCENE)) for rep, v in enumerate(vals)]
+    table = _table(tmp_path, f"metrics: [p@1]\nbaseline: A\nalpha: {float(p)!r}\n", rows)
+    (cell,) = table.blocks[0][1][1][1]
+    assert (cell.pvalue, cell.mark) == (p, "")

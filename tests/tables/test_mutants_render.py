@@ -22,6 +22,7 @@ from mlx.tables.render import (
     write_table,
 )
 from mlx.tables.spec import load_spec
+from tests.tables.test_mutants_build_cells import lsvv_iris_spec
 from tests.tables.test_paper_tables import SMALL_ROWS, SPEC, row, write_results
 
 
@@ -74,6 +75,11 @@ def test_csv_of_the_small_table_is_exact(tmp_path):
         "p@1,bibtex,BR-LR,0.4,1,,,,%,55,,1,,,,,1,n/p\n")
 
 
+def test_csv_keeps_a_published_standard_deviation():
+    assert render_csv(build_table(lsvv_iris_spec(), [])).splitlines()[1] == (
+        "error,iris,SRM-VV,,,,,linear,%,,,0,29.78,6.21,5,,1,not run")
+
+
 def test_latex_of_the_small_table_is_exact(tmp_path):
     table, spec, _ = _table(tmp_path)
     assert render_latex(table) == "\n".join([
@@ -117,10 +123,11 @@ def test_markdown_at_a_deeper_heading_level_and_its_sources(tmp_path):
 
 def test_a_spec_matching_nothing_says_so(tmp_path):
     spec_text = SPEC.replace("dataset: [bibtex]", "dataset: [nowhere]")
-    table, _, _ = _table(tmp_path, rows=[], spec_text=spec_text)
+    table, _, res = _table(tmp_path, rows=[], spec_text=spec_text)
     md = render_markdown(table)
     assert "\n\nNo cells: neither published values nor results match this spec.\n\n" in md
-    assert "Results:" in md
+    # an empty results.csv without a manifest: no cell, no run id
+    assert md.endswith(f"Results:\n\n- `{res}`: 0 cells, run \n")
     html = render_html(table)
     assert html.startswith("<p>No cells: neither published values nor results match this "
                            "spec.</p>\n<p class=\"legend\">")
