@@ -8,17 +8,7 @@ import time
 import pytest
 
 from mlx.runner.progress import Progress
-
-
-class _Cell:
-    def __init__(self, name):
-        self.name = name
-
-    def cell_id(self):
-        return self.name
-
-    def describe(self):
-        return self.name
+from tests.runner.test_progress import _Cell
 
 
 def _wait_for(predicate, seconds=3.0):
