@@ -601,3 +601,13 @@ def test_a_pvalue_equal_to_alpha_is_not_significant(tmp_path):
     table = _table(tmp_path, f"metrics: [p@1]\nbaseline: A\nalpha: {float(p)!r}\n", rows)
     (cell,) = table.blocks[0][1][1][1]
     assert (cell.pvalue, cell.mark) == (p, "")
+
+
+def test_settings_equal_to_nine_digits_are_one_row(tmp_path):
+    rows = [_row("scene", "A", 0, "p@1", 0.5, rank_ratio=0.5),
+            _row("yeast", "A", 0, "p@1", 0.75, rank_ratio=0.5000000004)]
+    table = _table(tmp_path, "metrics: [p@1]\nlayout: {blocks: [], rows: [k_over_L], "
+                             "columns: [dataset]}\n", rows)
+    (_, body_rows), = table.blocks
+    assert [(texts, [c.mean for c in cells]) for texts, cells in body_rows] \
+        == [(["50%"], [0.5, 0.75])]
