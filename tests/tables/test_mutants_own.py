@@ -13,6 +13,7 @@ from scipy import stats
 
 from mlx.errors import ConfigError, MlxError
 from mlx.runner.results import COLUMNS
+from mlx.tables.spec import Series
 from mlx.tables.own import (
     build_own,
     is_own_spec,
@@ -336,6 +337,10 @@ def test_series_select_rows_by_label_or_by_method_and_parameters(tmp_path):
     assert title == "top-1 accuracy"
     assert [(texts, [(c.mean, c.n) for c in cells]) for texts, cells in body] == [
         (["SQ"], [(0.625, 2)]), (["LR"], [(0.25, 2)])]
+    spec, _ = _load(tmp_path / "s", "metrics: [p@1]\nseries: [A, {name: SQ, ours: {method: "
+                                     "leml, params: {loss: squared}}}]\n", rows)
+    assert spec.series == (Series("A", {}, {"label": "A"}),
+                           Series("SQ", {}, {"method": "leml", "params": {"loss": "squared"}}))
     with pytest.raises(MlxError) as exc:
         _table(tmp_path / "b", "metrics: [p@1]\nseries: [{name: L, ours: {method: leml}}]\n",
                rows)
@@ -611,3 +616,15 @@ def test_settings_equal_to_nine_digits_are_one_row(tmp_path):
     (_, body_rows), = table.blocks
     assert [(texts, [c.mean for c in cells]) for texts, cells in body_rows] \
         == [(["50%"], [0.5, 0.75])]
+
+
+def test_bold_marks_the_best_up_to_rounding_error_only(tmp_path):
+    # 0.15 against (0.1 + 0.2) / 2 = 0.15000000000000002: a tie; 0.5 against 0.5 + 2e-10: not
+    rows = [_row("scene", "A", 0, "p@1", 0.15), _row("scene", "B", 0, "p@1", 0.1),
+            _row("scene", "B", 1, "p@1", 0.2),
+            _row("yeast", "A", 0, "p@1", 0.5), _row("yeast", "B", 0, "p@1", 0.5 + 2e-10)]
+    table = _table(tmp_path, "metrics: [p@1]\n", rows)
+    assert [[c.mean == 0.15 for c in cells] for cells in [r[1] for r in table.blocks[0][1]]] \
+        == [[True, False], [False, False]]
+    assert [[c.best for c in cells] for cells in [r[1] for r in table.blocks[0][1]]] \
+        == [[True, False], [True, True]]
