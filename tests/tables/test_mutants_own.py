@@ -628,3 +628,13 @@ def test_bold_marks_the_best_up_to_rounding_error_only(tmp_path):
         == [[True, False], [False, False]]
     assert [[c.best for c in cells] for cells in [r[1] for r in table.blocks[0][1]]] \
         == [[True, False], [True, True]]
+
+
+def test_a_column_title_names_each_column_axis(tmp_path):
+    rows = [_row("scene", "A", 0, m, v, rank_ratio=0.5)
+            for m, v in (("p@1", 0.5), ("hamming", 0.25))]
+    table = _table(tmp_path, "metrics: [p@1, hamming]\nlayout: {blocks: [dataset], "
+                             "rows: [series], columns: [metric, k_over_L]}\n", rows)
+    assert render_own_markdown(table).startswith(
+        "# mine\n\n## scene\n\n| method | top-1 accuracy 50% | Hamming loss 50% |\n"
+        "|---|---:|---:|\n| A | **0.5000** | **0.2500** |\n")
