@@ -539,7 +539,7 @@ def test_a_block_title_names_each_block_axis(tmp_path):
 
 
 def test_html_and_csv_rows_with_two_row_axes(tmp_path):
-    rows = [_row("scene", "A", 0, m, v) for m, v in (("p@1", 0.5), ("hamming", 1 / 3))]
+    rows = [_row("scene", "A", 0, m, v) for m, v in (("p@1", 1e-5), ("hamming", 1 / 3))]
     table = _table(tmp_path, "metrics: [p@1, hamming]\nlayout: {blocks: [], rows: [metric, "
                              "series], columns: [dataset]}\n", rows)
     html = render_own_html(table)
@@ -548,7 +548,7 @@ def test_html_and_csv_rows_with_two_row_axes(tmp_path):
     assert ('<tr><td>Hamming loss</td><td>A</td><td class="num"><strong>0.3333</strong></td>'
             '</tr>' in html)
     assert render_own_csv(table).splitlines()[1:] == [
-        ",top-1 accuracy A,scene,p@1,fraction,0.5,,1,ok,True,,,0",
+        ",top-1 accuracy A,scene,p@1,fraction,1e-05,,1,ok,True,,,0",
         ",Hamming loss A,scene,hamming,fraction,0.333333,,1,ok,True,,,0"]
 
 
