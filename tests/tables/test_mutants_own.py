@@ -13,7 +13,6 @@ from scipy import stats
 
 from mlx.errors import ConfigError, MlxError
 from mlx.runner.results import COLUMNS
-from mlx.tables.spec import Series
 from mlx.tables.own import (
     build_own,
     is_own_spec,
@@ -25,6 +24,7 @@ from mlx.tables.own import (
     render_own_markdown,
     write_own,
 )
+from mlx.tables.spec import Series
 
 A_SCENE, B_SCENE = [0.50, 0.60, 0.70], [0.62, 0.71, 0.83]
 
