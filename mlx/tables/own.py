@@ -184,8 +184,12 @@ def _per_rep(rows: pd.DataFrame, metric: str, *, what: str = "", source: str = "
     runs, two parameter settings) are never averaged together: that is an error naming them."""
     vals = rows[(rows["status"] == "ok") & (rows["split"] == "test")
                 & (rows["metric"] == metric) & rows["value"].notna()]
+    numeric = {ax.column for ax in SPEC_AXES}     # a value to 9 digits, as in the layout
     for col, name in SETTING_COLUMNS:
-        if col in vals and vals[col].nunique(dropna=False) > 1:
+        if col not in vals:
+            continue
+        values = vals[col].astype(float).round(9) if col in numeric else vals[col]
+        if values.nunique(dropna=False) > 1:
             seen = ", ".join(sorted(str(v) for v in vals[col].unique()))   # NaN as "nan"
             hint = {"run": "restrict the runs with 'axes: {dataset: [...]}' or rename a "
                            "dataset with 'dataset_aliases'",

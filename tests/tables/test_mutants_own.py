@@ -641,3 +641,12 @@ def test_a_column_title_names_each_column_axis(tmp_path):
     assert render_own_markdown(table).startswith(
         "# mine\n\n## scene\n\n| method | top-1 accuracy 50% | Hamming loss 50% |\n"
         "|---|---:|---:|\n| A | **0.5000** | **0.2500** |\n")
+
+
+def test_repetitions_at_settings_equal_to_nine_digits_are_one_cell(tmp_path):
+    rows = [_row("scene", "A", 0, "p@1", 0.5, rank_ratio=0.5),
+            _row("scene", "A", 1, "p@1", 0.75, rank_ratio=0.5000000004)]
+    table = _table(tmp_path, "metrics: [p@1]\nlayout: {blocks: [], rows: [k_over_L], "
+                             "columns: [dataset]}\n", rows)
+    assert [(texts, [(c.mean, c.n) for c in cells]) for texts, cells in table.blocks[0][1]] \
+        == [(["50%"], [(0.625, 2)])]
