@@ -23,7 +23,7 @@ from mlx.methods.base import (
     InvalidParameterError,
     check_is_fitted,
 )
-from mlx.methods.table import TABLES, br_skip
+from mlx.methods.table import TABLES, br_loss, br_skip
 from mlx.numerics.cg import block_cg
 from mlx.numerics.regpath import RidgePath, leave_one_out
 from mlx.numerics.ridge import PSDFactor, psd_solve, ridge
@@ -347,10 +347,8 @@ class BR(BaseMethod):
         self.random_state = random_state
 
     def _loss(self) -> str:
-        """The loss used: ``loss`` with ``"auto"`` resolved for ``task``."""
-        if self.loss == "auto":
-            return "squared" if self._task().real_valued else "logistic"
-        return self.loss
+        """The loss used: ``loss`` with ``"auto"`` resolved for ``task`` (:func:`br_loss`)."""
+        return br_loss(self)
 
     @property
     def threshold(self) -> float:
