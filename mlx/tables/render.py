@@ -96,7 +96,7 @@ def _source_line(src: Source) -> str:
         n = src.frame["cell_id"].nunique()
         run = (src.manifest or {}).get("run_id") or (src.frame["run_id"].iloc[0]
                                                      if len(src.frame) else "")
-        state = f"{n} cells, run {run}"
+        state = f"{n} cells, run {run}" if run else f"{n} cells"
     given = f"`{src.given}` → `{src.results}/`" if src.kind == "config" else f"`{src.given}`"
     return f"- {given}: {state}"
 
@@ -175,11 +175,8 @@ def render_html(table: RenderedTable) -> str:
 def render_csv(table: RenderedTable) -> str:
     rows = []
     for cell in table.cells:
-        row = {a: (fmt_axis(a, cell.key[a]) if a in NUMERIC_AXES else cell.key[a])
+        row = {a: (f"{cell.key[a]:g}" if a in NUMERIC_AXES else cell.key[a])
                if a in cell.key else "" for a in AXES}
-        for a in NUMERIC_AXES:
-            if a in cell.key:
-                row[a] = f"{cell.key[a]:g}"
         row.update({"unit": cell.metric.unit, "ours": cell.ours, "ours_std": cell.ours_std,
                     "repetitions": cell.n_rep, "published": cell.published,
                     "published_std": cell.published_std, "table": cell.table,

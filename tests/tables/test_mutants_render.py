@@ -127,7 +127,7 @@ def test_a_spec_matching_nothing_says_so(tmp_path):
     md = render_markdown(table)
     assert "\n\nNo cells: neither published values nor results match this spec.\n\n" in md
     # an empty results.csv without a manifest: no cell, no run id
-    assert md.endswith(f"Results:\n\n- `{res}`: 0 cells, run \n")
+    assert md.endswith(f"Results:\n\n- `{res}`: 0 cells\n")
     html = render_html(table)
     assert html.startswith("<p>No cells: neither published values nor results match this "
                            "spec.</p>\n<p class=\"legend\">")
