@@ -439,8 +439,8 @@ def plot_results(frame: pd.DataFrame, *, x: str, metric: str, out_dir, paper: st
     pub = published()
     if paper is not None:
         pub = pub[(pub["paper"] == paper) & (pub["metric"] == metric)]
-        if tables:
-            pub = pub[pub["table"].isin(tables)]
+        if tables:                          # published table ids are strings ("6", "7a")
+            pub = pub[pub["table"].isin([str(t) for t in tables])]
     else:
         pub = pub.iloc[0:0]
     if series is None:

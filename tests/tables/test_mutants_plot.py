@@ -124,6 +124,10 @@ def test_observed_figure_per_k_draws_the_chosen_tables_at_that_k(tmp_path, drawn
         ("LEML-SQ (paper only)", [100.0], [0.6099]),        # Table 6: all entries observed
         ("BR-LR", [20.0, 40.0], [0.51, 0.52])]
     assert d["xticklabels"] == ["20", "40", "100"]
+    drawn.clear()                                     # a table given as a number: the same
+    plot_results(_rows(), x="observed_ratio", metric="p@1", out_dir=tmp_path, paper="leml",
+                 tables=[6], percent=False, at={"k_over_L": 0.4})
+    assert [ln[:3] for ln in drawn[0]["lines"]] == [ln[:3] for ln in d["lines"]]
 
 
 def test_an_other_leml_setting_no_row_has_draws_no_figure(tmp_path, drawn):
