@@ -177,7 +177,8 @@ def _own_table(ctx, path, raw, output_dir, check, list_configs):
     cmd = _command_line("table", *(("-o", output_dir) if output_dir else ()), path)
     result = write_own(build_own(spec, sources), output_dir or DEFAULT_TABLES_DIR, command=cmd)
     click.echo(result["markdown"])
-    click.echo(f"wrote {', '.join(str(p) for p in result['paths'].values())}", err=True)
+    click.echo(f"wrote {', '.join(str(p) for k, p in result['paths'].items() if k != 'json')}",
+               err=True)
 
 
 @click.command()

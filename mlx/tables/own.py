@@ -406,17 +406,33 @@ def render_own_csv(table: OwnTable) -> str:
 
 
 def write_own(table: OwnTable, out_dir, *, command: str) -> dict:
-    """Write ``<name>.md``, ``.csv`` and ``.tex`` to ``out_dir``."""
+    """Write ``<name>.md``, ``.csv``, ``.tex`` and ``.json`` (the command, sources and their
+    machines, as :func:`mlx.tables.render.write_table` does; ``mlx results-doc`` lists it)
+    to ``out_dir``."""
+    import json
+    from datetime import datetime, timezone
+
     from mlx.io import atomic_write_text
+    from mlx.tables.render import _manifest_summary
 
     out = Path(out_dir)
+    spec = table.spec
     md = render_own_markdown(table)
-    paths = {"md": out / f"{table.spec.name}.md", "csv": out / f"{table.spec.name}.csv",
-             "tex": out / f"{table.spec.name}.tex"}
+    paths = {"md": out / f"{spec.name}.md", "csv": out / f"{spec.name}.csv",
+             "tex": out / f"{spec.name}.tex", "json": out / f"{spec.name}.json"}
     atomic_write_text(paths["md"], md)
     atomic_write_text(paths["csv"], render_own_csv(table))
     atomic_write_text(paths["tex"], render_own_latex(table))
-    return {"markdown": md, "paths": paths, "command": command}
+    meta = {
+        "name": spec.name, "title": spec.title, "spec": spec.source, "paper": None,
+        "kind": "own", "command": command,
+        "rendered": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "sources": [{"given": s.given, "kind": s.kind, "results": str(s.results),
+                     "ran": s.frame is not None, "manifest": _manifest_summary(s.manifest)}
+                    for s in table.sources],
+    }
+    atomic_write_text(paths["json"], json.dumps(meta, indent=2, sort_keys=True) + "\n")
+    return {"markdown": md, "paths": paths, "command": command, "meta": meta}
 
 
 def read_own_sources(spec: OwnSpec) -> list:

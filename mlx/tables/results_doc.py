@@ -94,7 +94,8 @@ def results_doc_text(tables_dir: str | os.PathLike, previous: str | None = None
     lines += [f"| table | compared: within ±tolerance / better {BETTER} / worse {WORSE} | "
               f"command |", "|---|---|---|"]
     for m in metas:
-        lines.append(f"| [{m['title']}](#{_anchor(m['title'])}) | {_counts(m.get('counts', {}))} "
+        counts = _counts(m.get("counts", {}), m.get("kind"))
+        lines.append(f"| [{m['title']}](#{_anchor(m['title'])}) | {counts} "
                      f"| `{m.get('command', '')}` |")
     lines += [old_rows[t] for t in kept]
     lines.append("")
@@ -125,9 +126,12 @@ def results_doc_text(tables_dir: str | os.PathLike, previous: str | None = None
     return "\n".join(lines).replace("\n\n\n", "\n\n"), len(metas) + len(kept)
 
 
-def _counts(c: dict) -> str:
+def _counts(c: dict, kind: str | None = None) -> str:
     """``W / B / X of N``; a record written before the three-way counts (whose ``within``
-    meant "not worse") says so instead of passing it off as within tolerance."""
+    meant "not worse") says so instead of passing it off as within tolerance; a table of
+    one's own runs (``kind`` "own") compares with no paper."""
+    if kind == "own":
+        return "— (own runs: no published values)"
     if "better" not in c:
         judged = c.get("within", 0) + c.get("worse", 0)
         return (f"{c.get('within', 0)} not worse / {c.get('worse', 0)} worse of {judged} "

@@ -182,11 +182,15 @@ def test_write_own_writes_the_three_renderings(tmp_path):
     result = write_own(table, out, command="mlx table mine.yaml")
     assert result["command"] == "mlx table mine.yaml"
     assert result["paths"] == {"md": out / "mine.md", "csv": out / "mine.csv",
-                               "tex": out / "mine.tex"}
+                               "tex": out / "mine.tex", "json": out / "mine.json"}
     assert result["markdown"] == render_own_markdown(table) == (out / "mine.md").read_text()
     assert (out / "mine.csv").read_text() == render_own_csv(table)
     assert (out / "mine.tex").read_text() == render_own_latex(table)
-    assert sorted(p.name for p in out.iterdir()) == ["mine.csv", "mine.md", "mine.tex"]
+    assert sorted(p.name for p in out.iterdir()) == ["mine.csv", "mine.json", "mine.md",
+                                                     "mine.tex"]
+    meta = json.loads((out / "mine.json").read_text())
+    assert meta == result["meta"]
+    assert (meta["command"], meta["kind"], meta["name"]) == ("mlx table mine.yaml", "own", "mine")
 
 
 def test_a_config_source_reads_the_configs_output(tmp_path):

@@ -220,3 +220,28 @@ def test_repetitions_of_one_draw_give_no_test_against_the_baseline(tmp_path):
     block = (tmp_path / "out" / "own.md").read_text().split("## Hamming loss")[0]
     # scene (one draw): no mark; yeast (fingerprints not recorded): tested as before
     assert "| NEW | **77.67 ± 2.52** | 70.00 ± 1.00 ↓ |" in block
+
+
+def test_an_own_table_records_its_command_and_results_doc_lists_it(tmp_path):
+    spec = _spec(tmp_path)
+    out = tmp_path / "out"
+    r = invoke("table", "-o", out, spec)
+    assert r.exit_code == 0, r.output
+    assert r.stderr.strip().endswith(f"{out / 'own.tex'}")   # as for paper tables
+    assert (out / "own.json").is_file()
+    meta = json.loads((out / "own.json").read_text())
+    assert meta["command"] == f"mlx table -o {out} {spec}"
+    assert (meta["kind"], meta["paper"], meta["spec"], meta["title"]) == (
+        "own", None, str(spec), "Ours on two sets")
+    assert [(s["given"], s["kind"], s["ran"]) for s in meta["sources"]] == [
+        (str(tmp_path / "a"), "results", True), (str(tmp_path / "b"), "results", True)]
+    from mlx.tables.results_doc import results_doc_text
+
+    text, n = results_doc_text(out)
+    assert n == 1
+    assert (f"| [Ours on two sets](#ours-on-two-sets) | — (own runs: no published values) | "
+            f"`mlx table -o {out} {spec}` |") in text
+    section = text.split("## Ours on two sets\n", 1)[1]
+    assert section.startswith(f"\nRendered {meta['rendered']} by `mlx table -o {out} {spec}` "
+                              f"from the spec `{spec}`.\n")
+    assert "| method | scene | yeast |" in section
