@@ -246,13 +246,13 @@ def render(results_dir: Path, out: Path, figures: Path, note: str = "") -> str:
         v = ", ".join(f"{k} {val}" for k, val in json.loads(versions).items())
         lines.append(f"Machine: {cpu} ({count} CPUs); {v}.")
     lines += ["", "Protocol: each method's package defaults, except `l2_reg` of BR-SQ and "
-              "CPLST (from 0.1, 1, 10, 100, 1000), LEML-SQ's `l2_reg` (from 0.1, 1, 10, 100) "
-              "and k/L (0.2 or 0.5, also 1 on the sets with at most 30 labels; up to 30 outer "
-              "iterations), chosen per "
+              "CPLST (from 0.001, 0.01, 0.1, 1, 10, 100), LEML-SQ's `l2_reg` (the same) and "
+              "k/L (0.2, 0.5 or 1; up to 30 outer iterations), chosen per "
               "split on a validation part (20%) of its training rows by P@1, never on the test "
               "rows; the other methods with a rank use k/L = 0.2. The linear methods (BR-SQ, "
-              "LEML-SQ, CPLST, BCS, WSABIE, LSVV) get a bias column; the trees and MoM the "
-              "raw features.", ""]
+              "LEML-SQ, CPLST, BCS, WSABIE, LSVV) get unit-norm rows and a bias column, what "
+              "napkinXC (`norm`, `bias`) and Omikuji do to their own inputs; the trees and MoM "
+              "the raw features.", ""]
     lines += ["Test metrics are means over the splits (the official split, or the 5 seeded "
               "random 80/20 splits of a set without one); fit s is the mean fit time of a "
               "split's final model (selection not included). — marks a metric the method "
