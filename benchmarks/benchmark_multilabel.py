@@ -8,10 +8,15 @@ Across the data sets where every ranked method has a result: average ranks on P@
 Friedman test (with Iman-Davenport's F) and the Nemenyi critical difference at alpha = 0.05
 (:mod:`mlx.ranks`), drawn as a CD diagram, and a scatter of total fit time against mean P@1.
 
+The summary across data sets (with the command and machine) also goes into docs/RESULTS.md,
+as its section "Multi-label benchmark", and leads an HTML report of every run
+(``mlx report``; ``results/benchmark/report.html``).
+
 Usage::
 
     python benchmarks/benchmark_multilabel.py [--results results/benchmark] \\
-        [--out docs/BENCHMARK.md] [--figures docs/figures]
+        [--out docs/BENCHMARK.md] [--figures docs/figures] [--results-doc docs/RESULTS.md] \\
+        [--report results/benchmark/report.html]
 """
 
 from __future__ import annotations
@@ -312,15 +317,169 @@ def render(results_dir: Path, out: Path, figures: Path, note: str = "") -> str:
     return text
 
 
+# ----------------------------------------------------------------------------- elsewhere
+RESULTS_TITLE = "Multi-label benchmark"
+"""The section of docs/RESULTS.md (and its row in the index) this script keeps up to date."""
+
+
+def _sections(text: str) -> tuple[list[str], dict]:
+    """The page's lines before its first ``## `` heading (the title and the comment left
+    out), and ``{heading: lines}`` of its ``## `` sections (headings included)."""
+    head, sections, current = [], {}, None
+    for line in text.splitlines():
+        if line.startswith("## "):
+            current = line[3:].strip()
+            sections[current] = [line]
+        elif current is not None:
+            sections[current].append(line)
+        elif not line.startswith(("# ", "<!--")):
+            head.append(line)
+    return head, sections
+
+
+def _summary(text: str, names: tuple) -> list[str]:
+    """The page's preamble (command, machine, protocol, notes) and its sections ``names``,
+    headings one level down."""
+    head, sections = _sections(text)
+    lines = list(head)
+    for name in names:
+        lines += ["#" + ln if ln.startswith("#") else ln for ln in sections.get(name, [])]
+    return lines
+
+
+def _move_images(lines: list[str], page: Path, doc: Path) -> list[str]:
+    """Image links written relative to ``page``, rewritten relative to ``doc``."""
+    import re
+
+    def fix(m):
+        target = (page.parent / m.group(2)).resolve()
+        return f"![{m.group(1)}]({os.path.relpath(target, doc.parent.resolve())})"
+
+    return [re.sub(r"!\[([^\]]*)\]\(([^)]+)\)", fix, ln) for ln in lines]
+
+
+def update_results_doc(doc: Path, text: str, page: Path) -> bool:
+    """Put the benchmark's summary (ranks, statistics, LEML-SQ beside the trees, command and
+    machine) into docs/RESULTS.md as the section :data:`RESULTS_TITLE`, with its row in the
+    document's index, replacing an earlier one; ``mlx results-doc`` keeps such a section when
+    it regenerates the paper tables. False (nothing written) when ``doc`` does not exist."""
+    if not doc.is_file():
+        return False
+    rel = os.path.relpath(page.resolve(), doc.parent.resolve())
+    block = [f"## {RESULTS_TITLE}", "",
+             f"Every multi-label method against the others on every multi-label set (no "
+             f"published values: the papers have none of these comparisons). The whole page, "
+             f"with each data set's table and every cell that did not finish: [{rel}]({rel}).",
+             ""] + _move_images(_summary(text, ("Across data sets (P@1)",
+                                                "LEML-SQ beside the best tree method (P@1)")),
+                                page, doc)
+    row = (f"| [{RESULTS_TITLE}](#{RESULTS_TITLE.lower().replace(' ', '-')}) | — (methods "
+           f"against each other: no published values) | `make benchmark-multilabel` |")
+    lines = doc.read_text(encoding="utf-8").splitlines()
+    first = next((i for i, ln in enumerate(lines) if ln.startswith("## ")), len(lines))
+    rows = [i for i in range(first) if lines[i].startswith("| [")]
+    old_row = [i for i in rows if lines[i].startswith(f"| [{RESULTS_TITLE}](")]
+    start = next((i for i, ln in enumerate(lines) if ln == f"## {RESULTS_TITLE}"), None)
+    if start is not None:
+        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")),
+                   len(lines))
+        lines[start:end] = block
+    else:
+        lines += [""] + block
+    if old_row:
+        lines[old_row[0]] = row
+    else:
+        at = rows[-1] + 1 if rows else next(
+            (i + 1 for i in range(first) if lines[i].startswith("|---")), first)
+        lines.insert(at, row)
+    doc.write_text("\n".join(lines).rstrip().replace("\n\n\n", "\n\n") + "\n",
+                   encoding="utf-8")
+    return True
+
+
+def _html(lines: list[str], page: Path) -> str:
+    """Markdown lines of this page (headings, paragraphs, tables, quotes, lists, images) as
+    HTML; an image is inlined as a data URI, so the report stays one self-contained file."""
+    import base64
+    import re
+    from html import escape
+
+    def inline(s: str) -> str:
+        s = escape(s.strip())
+        s = re.sub(r"`([^`]+)`", r"<code>\1</code>", s)
+        s = re.sub(r"\*\*([^*]+)\*\*", r"<b>\1</b>", s)
+        return re.sub(r"\[([^\]]+)\]\([^)]+\)", r"\1", s)      # links: their text
+
+    out, table = [], []
+
+    def flush():
+        rows = [r.strip().strip("|").split("|") for r in table
+                if not re.fullmatch(r"\|[-:| ]+\|", r.strip())]
+        if rows:
+            out.append('<div class="tablebox"><table class="sortable"><thead><tr>'
+                       + "".join(f"<th>{inline(c)}</th>" for c in rows[0])
+                       + "</tr></thead><tbody>"
+                       + "".join("<tr>" + "".join(f"<td>{inline(c)}</td>" for c in r) + "</tr>"
+                                 for r in rows[1:]) + "</tbody></table></div>")
+        table.clear()
+
+    for line in lines:
+        if line.startswith("|"):
+            table.append(line)
+            continue
+        flush()
+        image = re.fullmatch(r"!\[([^\]]*)\]\(([^)]+)\)", line.strip())
+        if not line.strip():
+            continue
+        if image:
+            path = page.parent / image.group(2)
+            kind = "svg+xml" if path.suffix == ".svg" else path.suffix.lstrip(".")
+            data = base64.b64encode(path.read_bytes()).decode("ascii")
+            out.append(f'<p><img alt="{escape(image.group(1))}" '
+                       f'src="data:image/{kind};base64,{data}"></p>')
+        elif line.startswith("#"):
+            level = min(6, len(line) - len(line.lstrip("#")))
+            out.append(f"<h{level}>{inline(line.lstrip('#'))}</h{level}>")
+        elif line.startswith("> "):
+            out.append(f'<p class="note">{inline(line[2:])}</p>')
+        elif line.startswith(("* ", "- ")):
+            out.append(f"<p>• {inline(line[2:])}</p>")
+        else:
+            out.append(f"<p>{inline(line)}</p>")
+    flush()
+    return "\n".join(out)
+
+
+def write_html_report(results_dir: Path, out: Path, text: str, page: Path) -> dict:
+    """``mlx report`` of every benchmark run, led by the page's summary across data sets
+    (ranks, statistics, the diagrams, budgets, LEML-SQ beside the trees)."""
+    from mlx.report import write_report
+
+    runs = sorted(p.parent for p in results_dir.glob("*/results.csv"))
+    lead = _summary(text, ("Across data sets (P@1)", "Time budgets and total time per method",
+                           "LEML-SQ beside the best tree method (P@1)"))
+    return write_report(runs, out, title="mlx: multi-label benchmark",
+                        lead=[("Across data sets", _html(lead, page))])
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--results", type=Path, default=Path("results/benchmark"))
     ap.add_argument("--out", type=Path, default=Path("docs/BENCHMARK.md"))
     ap.add_argument("--figures", type=Path, default=Path("docs/figures"))
+    ap.add_argument("--results-doc", type=Path, default=Path("docs/RESULTS.md"),
+                    help="also put the summary into this document (if it exists)")
+    ap.add_argument("--report", type=Path, default=None,
+                    help="the HTML report (default: RESULTS/report.html)")
     ap.add_argument("--note", default="", help="a note on the run, shown at the top")
     args = ap.parse_args(argv)
-    render(args.results, args.out, args.figures, note=args.note)
+    text = render(args.results, args.out, args.figures, note=args.note)
     print(f"wrote {args.out}")
+    if update_results_doc(args.results_doc, text, args.out):
+        print(f"updated {args.results_doc} (section {RESULTS_TITLE!r})")
+    report = args.report or args.results / "report.html"
+    write_html_report(args.results, report, text, args.out)
+    print(f"wrote {report}")
     return 0
 
 

@@ -416,10 +416,14 @@ def _spec_html(spec, rendered, anchor: str, run_links: list[tuple[str, str, str]
 
 
 # ----------------------------------------------------------------------------- page
-def build_report(targets, *, title: str | None = None,
-                 percent: bool | None = None) -> tuple[str, dict]:
+def build_report(targets, *, title: str | None = None, percent: bool | None = None,
+                 lead=()) -> tuple[str, dict]:
     """The HTML page for ``targets`` (results directories, results.csv files, table specs)
-    and counts of what it holds (runs, specs, figures, comparisons)."""
+    and counts of what it holds (runs, specs, figures, comparisons).
+
+    ``lead``: ``(title, html)`` sections shown first, before the tables and runs (a summary
+    across the runs, such as the benchmark's ranks); their HTML is the caller's, put in the
+    page as it is."""
     import mlx
     from mlx.tables.build import build_table, read_sources
     from mlx.tables.spec import load_spec
@@ -466,9 +470,13 @@ def build_report(targets, *, title: str | None = None,
         else:
             add_run(_read_run(target))
     stats["runs"], stats["specs"] = len(runs), len(specs)
-    sections = [_spec_html(*s) for s in specs]
+    lead = [(str(head), html, f"lead{i + 1}") for i, (head, html) in enumerate(lead)]
+    sections = [f'<section class="lead-section" id="{a}"><h2>{_esc(head)}</h2>\n{html}</section>'
+                for head, html, a in lead]
+    sections += [_spec_html(*s) for s in specs]
     sections += [_run_html(part, stats, percent) for part in runs.values()]
-    toc = "".join(f'<li><a href="#{a}">{_esc(s.title)}</a></li>' for s, _, a, _ in specs)
+    toc = "".join(f'<li><a href="#{a}">{_esc(head)}</a></li>' for head, _, a in lead)
+    toc += "".join(f'<li><a href="#{a}">{_esc(s.title)}</a></li>' for s, _, a, _ in specs)
     toc += "".join(f'<li><a href="#{p.anchor}">Run {_esc(_run_name(p))}</a> '
                    f"<small>{_esc(p.path)}</small></li>" for p in runs.values())
     if title is None:
@@ -511,11 +519,11 @@ def _plotly_js() -> str:
 
 
 def write_report(targets, output: str | os.PathLike, *, title: str | None = None,
-                 percent: bool | None = None) -> dict:
+                 percent: bool | None = None, lead=()) -> dict:
     """Write the page to ``output`` (atomically); returns the counts and the size in bytes."""
     from mlx.io import atomic_write_text
 
-    page, stats = build_report(targets, title=title, percent=percent)
+    page, stats = build_report(targets, title=title, percent=percent, lead=lead)
     path = Path(output)
     atomic_write_text(path, page)
     stats["bytes"] = path.stat().st_size

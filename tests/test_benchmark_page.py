@@ -153,3 +153,115 @@ def test_page_of_a_partial_run_says_so_at_the_top(tmp_path, monkeypatch):
     (tmp_path / "configs" / "benchmark" / "s2.yaml").unlink()
     (tmp_path / "configs" / "benchmark" / "s3.yaml").unlink()
     assert "Partial" not in _module().render(res, tmp_path / "B.md", tmp_path / "figures")
+
+
+RESULTS_DOC = """# Results: our numbers beside the published ones
+
+Intro.
+
+| table | compared: within ±tolerance / better / worse | command |
+|---|---|---|
+| [LEML t](#leml-t) | 1 / 0 / 0 of 1 | `mlx table t.yaml` |
+
+## LEML t
+
+The table.
+"""
+
+
+def test_summary_goes_into_results_doc_once_and_survives_results_doc(tmp_path):
+    from mlx.tables.results_doc import results_doc_text
+
+    module = _module()
+    res = tmp_path / "results"
+    _write_budgeted(res)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    doc = docs / "RESULTS.md"
+    doc.write_text(RESULTS_DOC)
+    page = docs / "BENCHMARK.md"
+    text = module.render(res, page, docs / "figures")
+    assert module.update_results_doc(doc, text, page)
+    once = doc.read_text()
+    row = ("| [Multi-label benchmark](#multi-label-benchmark) | — (methods against each other: "
+           "no published values) | `make benchmark-multilabel` |")
+    assert f"| [LEML t](#leml-t) | 1 / 0 / 0 of 1 | `mlx table t.yaml` |\n{row}\n\n## LEML t" \
+        in once
+    section = once.split("## Multi-label benchmark\n", 1)[1]
+    assert "[BENCHMARK.md](BENCHMARK.md)" in section
+    assert "### LEML-SQ beside the best tree method (P@1)" in section
+    assert "| s1 | 0.6000 | PLT 0.6050 | -0.50 | 3.0 | 5.0 |" in section
+    assert "Command: `make benchmark-multilabel`" in section
+    assert "## Per data set" not in section and "### s1" not in section
+    # again, after a new run: replaced, not added twice
+    assert module.update_results_doc(doc, text.replace("-0.50", "-0.75"), page)
+    twice = doc.read_text()
+    assert twice.count("## Multi-label benchmark") == 1 and twice.count(row) == 1
+    assert "| -0.75 |" in twice and "| -0.50 |" not in twice
+    # regenerating the paper tables keeps the section (its index row names it)
+    regenerated, n = results_doc_text(tmp_path / "no-tables", previous=twice)
+    assert n == 2 and row in regenerated
+
+    def lines(text):
+        return [ln for ln in text.split("## Multi-label benchmark\n", 1)[1].splitlines() if ln]
+
+    assert lines(regenerated) == lines(twice)
+    assert not module.update_results_doc(tmp_path / "absent.md", text, page)
+
+
+def test_images_in_results_doc_point_at_the_figures_from_where_it_is(tmp_path):
+    module = _module()
+    res = tmp_path / "results"
+    for i in range(3):
+        _write(res, f"s{i}", {"A": [0.5 + i / 10], "B": [0.4]}, labels=("A", "B"))
+    page = tmp_path / "docs" / "BENCHMARK.md"
+    page.parent.mkdir()
+    text = module.render(res, page, tmp_path / "docs" / "figures")
+    doc = tmp_path / "elsewhere" / "RESULTS.md"
+    doc.parent.mkdir()
+    doc.write_text(RESULTS_DOC)
+    module.update_results_doc(doc, text, page)
+    body = doc.read_text()
+    assert "![CD diagram](../docs/figures/benchmark-cd-p1.svg)" in body
+    assert "[../docs/BENCHMARK.md](../docs/BENCHMARK.md)" in body
+
+
+def _write_full(root: Path, dataset: str, p1: dict) -> None:
+    """A results.csv with every column a run writes (``mlx report`` reads them)."""
+    import json as _json
+
+    import pandas as pd
+
+    from mlx.runner.results import COLUMNS as RUN_COLUMNS
+
+    rows = [dict(run_id="r", cell_id=f"{dataset}-{label}", experiment=dataset, dataset=dataset,
+                 method=label.lower(), label=label, params=_json.dumps({}), rank_ratio=None,
+                 observed_ratio=1.0, labelled_ratio=1.0, repetition=0, split="test",
+                 metric="p@1", value=v, status="ok", fit_seconds=2.0)
+            for label, v in p1.items()]
+    (root / dataset).mkdir(parents=True)
+    pd.DataFrame(rows, columns=RUN_COLUMNS).to_csv(root / dataset / "results.csv", index=False)
+
+
+def test_html_report_is_led_by_the_summary_with_inlined_figures(tmp_path):
+    import base64
+
+    module = _module()
+    res = tmp_path / "results"
+    for i in range(3):
+        _write_full(res, f"s{i}", {"A": 0.5 + i / 10, "B": 0.4})
+    page = tmp_path / "docs" / "BENCHMARK.md"
+    page.parent.mkdir()
+    text = module.render(res, page, tmp_path / "docs" / "figures")
+    stats = module.write_html_report(res, tmp_path / "report.html", text, page)
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert stats["runs"] == 3
+    lead = html.split('<section class="lead-section" id="lead1"><h2>Across data sets</h2>', 1)[1]
+    lead = lead.split("</section>", 1)[0]
+    assert "<h3>Across data sets (P@1)</h3>" in lead
+    assert "<tr><td>A</td><td>1.00</td><td>0.6000</td><td>6.0</td></tr>" in lead
+    assert "<tr><td>B</td><td>2.00</td><td>0.4000</td><td>6.0</td></tr>" in lead
+    svg = (tmp_path / "docs" / "figures" / "benchmark-cd-p1.svg").read_bytes()
+    assert f'src="data:image/svg+xml;base64,{base64.b64encode(svg).decode()}"' in lead
+    assert "<code>make benchmark-multilabel</code>" in lead
+    assert html.index('id="lead1"') < html.index('id="run1"')

@@ -248,3 +248,18 @@ def test_report_of_a_spec_without_a_paper(tmp_path):
     assert rows[3] == ["NEW", "77.67 ± 2.52 ↑", "70.00 ± 1.00 ↓"]
     text = out.read_text(encoding="utf-8")
     assert "<strong>77.67 ± 2.52</strong> ↑" in text
+
+
+def test_lead_sections_come_first_and_are_in_the_contents(run_dir, tmp_path):
+    from mlx.report import write_report
+
+    lead = [("Across data sets", "<p>ranks <b>here</b></p>"), ("Second", "<p>two</p>")]
+    stats = write_report([run_dir], tmp_path / "r.html", title="T", lead=lead)
+    text = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert stats["runs"] == 1
+    first = text.index('<section class="lead-section" id="lead1"><h2>Across data sets</h2>\n'
+                       '<p>ranks <b>here</b></p></section>')
+    assert first < text.index('<section class="lead-section" id="lead2"><h2>Second</h2>')
+    assert text.index('id="lead2"') < text.index('id="run1"')
+    assert ('<nav><ul><li><a href="#lead1">Across data sets</a></li><li><a href="#lead2">'
+            'Second</a></li><li><a href="#run1">') in text
