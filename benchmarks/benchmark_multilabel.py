@@ -392,7 +392,9 @@ def update_results_doc(doc: Path, text: str, page: Path) -> bool:
         at = rows[-1] + 1 if rows else next(
             (i + 1 for i in range(first) if lines[i].startswith("|---")), first)
         lines.insert(at, row)
-    doc.write_text("\n".join(lines).rstrip().replace("\n\n\n", "\n\n") + "\n",
+    import re
+
+    doc.write_text(re.sub(r"\n{3,}", "\n\n", "\n".join(lines).rstrip()) + "\n",
                    encoding="utf-8")
     return True
 
