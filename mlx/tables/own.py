@@ -413,7 +413,7 @@ def write_own(table: OwnTable, out_dir, *, command: str) -> dict:
     from datetime import datetime, timezone
 
     from mlx.io import atomic_write_text
-    from mlx.tables.render import _manifest_summary
+    from mlx.tables.render import sources_meta
 
     out = Path(out_dir)
     spec = table.spec
@@ -427,9 +427,7 @@ def write_own(table: OwnTable, out_dir, *, command: str) -> dict:
         "name": spec.name, "title": spec.title, "spec": spec.source, "paper": None,
         "kind": "own", "command": command,
         "rendered": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "sources": [{"given": s.given, "kind": s.kind, "results": str(s.results),
-                     "ran": s.frame is not None, "manifest": _manifest_summary(s.manifest)}
-                    for s in table.sources],
+        "sources": sources_meta(table.sources),
     }
     atomic_write_text(paths["json"], json.dumps(meta, indent=2, sort_keys=True) + "\n")
     return {"markdown": md, "paths": paths, "command": command, "meta": meta}

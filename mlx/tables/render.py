@@ -278,12 +278,18 @@ def write_table(table: RenderedTable, out_dir: str | os.PathLike, *, command: st
         "paper": table.spec.paper, "tables": list(table.spec.tables), "command": command,
         "rendered": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "counts": table.counts(), "summary": summary_line(table),
-        "sources": [{"given": s.given, "kind": s.kind, "results": str(s.results),
-                     "ran": s.frame is not None, "manifest": _manifest_summary(s.manifest)}
-                    for s in table.sources],
+        "sources": sources_meta(table.sources),
     }
     atomic_write_text(paths["json"], json.dumps(meta, indent=2, sort_keys=True) + "\n")
     return {"markdown": md, "paths": paths, "meta": meta}
+
+
+def sources_meta(sources) -> list[dict]:
+    """The ``sources`` of a table's ``.json`` record: each input as given, its results
+    directory, whether it has run and a summary of its manifest (machine, versions, command)."""
+    return [{"given": s.given, "kind": s.kind, "results": str(s.results),
+             "ran": s.frame is not None, "manifest": _manifest_summary(s.manifest)}
+            for s in sources]
 
 
 def _manifest_summary(manifest: dict | None) -> dict | None:
