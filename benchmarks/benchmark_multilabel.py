@@ -26,6 +26,7 @@ import csv
 import json
 import math
 import os
+import re
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -349,8 +350,6 @@ def _summary(text: str, names: tuple) -> list[str]:
 
 def _move_images(lines: list[str], page: Path, doc: Path) -> list[str]:
     """Image links written relative to ``page``, rewritten relative to ``doc``."""
-    import re
-
     def fix(m):
         target = (page.parent / m.group(2)).resolve()
         return f"![{m.group(1)}]({os.path.relpath(target, doc.parent.resolve())})"
@@ -392,8 +391,6 @@ def update_results_doc(doc: Path, text: str, page: Path) -> bool:
         at = rows[-1] + 1 if rows else next(
             (i + 1 for i in range(first) if lines[i].startswith("|---")), first)
         lines.insert(at, row)
-    import re
-
     doc.write_text(re.sub(r"\n{3,}", "\n\n", "\n".join(lines).rstrip()) + "\n",
                    encoding="utf-8")
     return True
@@ -403,7 +400,6 @@ def _html(lines: list[str], page: Path) -> str:
     """Markdown lines of this page (headings, paragraphs, tables, quotes, lists, images) as
     HTML; an image is inlined as a data URI, so the report stays one self-contained file."""
     import base64
-    import re
     from html import escape
 
     def inline(s: str) -> str:
@@ -479,6 +475,9 @@ def main(argv=None) -> int:
     print(f"wrote {args.out}")
     if update_results_doc(args.results_doc, text, args.out):
         print(f"updated {args.results_doc} (section {RESULTS_TITLE!r})")
+    else:
+        print(f"{args.results_doc} not found: its section {RESULTS_TITLE!r} was not written "
+              f"(run `mlx results-doc` first, or give --results-doc)")
     report = args.report or args.results / "report.html"
     write_html_report(args.results, report, text, args.out)
     print(f"wrote {report}")
