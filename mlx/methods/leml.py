@@ -31,6 +31,7 @@ from mlx.numerics.linops import PINV_RCOND, FactorProblem, build_targets, ridge_
 from mlx.numerics.losses import Loss, get_loss
 from mlx.numerics.ridge import psd_solve
 from mlx.numerics.spmm import SparseProducts
+from mlx.numerics.tridiag import GramTridiag, gram_tridiag
 from mlx.numerics.tron import tron
 
 __all__ = [
@@ -38,8 +39,10 @@ __all__ = [
     "GRAM_CACHE",
     "LEML",
     "GramEigen",
+    "TRIDIAG_CACHE",
     "clear_gram_cache",
     "gram_eigh",
+    "gram_tridiagonal",
     "solve_w_squared_eig",
 ]
 
@@ -74,9 +77,20 @@ def gram_eigh(X, *, use_cache: bool = True) -> GramEigen:
     return GRAM_CACHE.get(X) if use_cache else gram_eigen(X)
 
 
+TRIDIAG_CACHE = GramEigenCache(maxsize=2, compute=gram_tridiag)
+"""The process-wide cache :func:`gram_tridiagonal` uses (as :data:`GRAM_CACHE`)."""
+
+
+def gram_tridiagonal(X, *, use_cache: bool = True) -> GramTridiag:
+    """Householder tridiagonalisation of ``X'X`` (``4/3 n_features^3`` flops, a third to a
+    half of what :func:`gram_eigh` costs), cached by content in :data:`TRIDIAG_CACHE`."""
+    return TRIDIAG_CACHE.get(X) if use_cache else gram_tridiag(X)
+
+
 def clear_gram_cache() -> None:
-    """Forget every cached :func:`gram_eigh` result."""
+    """Forget every cached :func:`gram_eigh` and :func:`gram_tridiagonal` result."""
     GRAM_CACHE.clear()
+    TRIDIAG_CACHE.clear()
 
 
 def solve_w_squared_eig(eig: GramEigen, B, HtH, l2_reg: float):
@@ -138,6 +152,55 @@ class _EigEngine:
         YtA = self.C.T @ Wr if self.C is not None else self._labels_by_scores(Wr)
         H = _ridge_shared(AtA, YtA, self.l2_reg)
         return H, _squared_full_objective(self.y_sq, AtA, YtA, H, Wr, self.l2_reg), 0
+
+
+class _TridiagEngine:
+    """Squared loss, full labels, exact W-steps from the tridiagonalisation
+    ``X'X = Q T Q'`` (:func:`gram_tridiagonal`), for ``l2_reg > 0``.
+
+    ``W = Q Wt`` is kept as ``Wt``. With ``H'H = R diag(m) R'`` the W-step
+    ``T Wt (H'H) + l2_reg Wt = Q'X'Y H`` splits into one tridiagonal system per column of
+    ``Wt R``: ``(m_j T + l2_reg I) z_j = (Q'X'Y H R)_j``, ``O(d)`` each. Then
+    ``A'A = Wt' T Wt`` and ``Y'A = (Q'X'Y)' Wt``, so with ``C = Q'X'Y`` precomputed an outer
+    iteration costs ``O(d L k + (d + L) k^2 + k^3)`` and never touches ``X``, as in
+    :class:`_EigEngine`, whose solutions these are (same system, another factorisation),
+    without the eigenvectors of ``X'X``.
+    """
+
+    def __init__(self, X, Y, l2_reg, tri: GramTridiag, memo: dict | None = None):
+        self.X, self.Y, self.l2_reg, self.tri = X, Y, l2_reg, tri
+        d, L = X.shape[1], Y.shape[1]
+        if memo is not None and "Ct" in memo:                     # same X and Y as before
+            self.C, self.y_sq = memo["Ct"], memo["y_sq"]
+            return
+        self.C = None
+        if d * L <= _ROTATED_MAX_ENTRIES:
+            self.C = tri.rotate(np.asarray((X.T @ Y).toarray()))   # Q'X'Y, shape (d, L)
+        self.y_sq = float(Y.multiply(Y).sum())
+        if memo is not None:
+            memo.update(Ct=self.C, y_sq=self.y_sq)
+
+    def to_internal(self, W):
+        return self.tri.rotate(W)
+
+    def to_original(self, Wt):
+        return self.tri.unrotate(Wt)
+
+    def w_step(self, H, Wt):
+        rhs = (self.C @ H if self.C is not None
+               else self.tri.rotate(np.asarray(self.X.T @ (self.Y @ H))))
+        m, R = np.linalg.eigh(H.T @ H)
+        m = np.maximum(m, 0.0)
+        Z = self.tri.solve(rhs @ R, self.l2_reg, scale=m)
+        return Z @ R.T, 0
+
+    def h_step(self, Wt, H):
+        AtA = Wt.T @ self.tri.tmul(Wt)                            # A'A = Wt' T Wt
+        AtA = 0.5 * (AtA + AtA.T)
+        YtA = (self.C.T @ Wt if self.C is not None
+               else np.asarray(self.Y.T @ (self.X @ self.tri.unrotate(Wt))))
+        H = _ridge_shared(AtA, YtA, self.l2_reg)
+        return H, _squared_full_objective(self.y_sq, AtA, YtA, H, Wt, self.l2_reg), 0
 
 
 class _RowEigEngine(_EigEngine):
@@ -527,6 +590,8 @@ class LEML(BaseMethod):
                 memo["H"] = H.copy()
         if squared and full and solver == "eig" and _row_side(X):
             engine = _RowEigEngine(X, Y, lam, gram_eigh(sp.csr_matrix(X.T)))   # of X X'
+        elif squared and full and solver == "eig" and lam > 0:
+            engine = _TridiagEngine(X, Y, lam, gram_tridiagonal(X), memo)
         elif squared and full and solver == "eig":
             engine = _EigEngine(X, Y, lam, gram_eigh(X), memo)
         elif squared and full:

@@ -112,6 +112,9 @@ class GramEigenCache:
     ----------
     maxsize : int >= 0, default=2
         Number of results kept; 0 disables caching (every call computes).
+    compute : callable, default=:func:`gram_eigen`
+        What is cached: ``compute(X)`` for a float64 CSR ``X`` (e.g.
+        :func:`mlx.numerics.tridiag.gram_tridiag`); its result has an ``nbytes``.
 
     Attributes
     ----------
@@ -119,10 +122,11 @@ class GramEigenCache:
         Counts of :meth:`get` calls answered from the cache and computed.
     """
 
-    def __init__(self, maxsize: int = 2):
+    def __init__(self, maxsize: int = 2, compute=None):
         if maxsize < 0:
             raise ValueError(f"GramEigenCache: maxsize must be >= 0, got {maxsize}")
         self.maxsize = int(maxsize)
+        self.compute = gram_eigen if compute is None else compute
         self.hits = 0
         self.misses = 0
         self._entries: OrderedDict[tuple, GramEigen] = OrderedDict()
@@ -140,7 +144,7 @@ class GramEigenCache:
                 self.hits += 1
                 return hit
             self.misses += 1
-        eig = gram_eigen(X)                                       # outside the lock
+        eig = self.compute(X)                                     # outside the lock
         with self._lock:
             if self.maxsize:
                 self._entries[key] = eig

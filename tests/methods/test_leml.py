@@ -202,14 +202,15 @@ def test_row_side_eig_gives_the_feature_side_solution_on_wide_data(monkeypatch, 
     params = dict(rank=3, l2_reg=0.3, max_iter=6, tol=0, random_state=0)
     clear_gram_cache()
     reference = LEML(**params).fit(X, Y)                          # d = 50 <= 5000: X'X
-    assert reference.w_solver_ == "eig" and X in leml_module.GRAM_CACHE
+    assert reference.w_solver_ == "eig" and X in leml_module.TRIDIAG_CACHE
     clear_gram_cache()
     monkeypatch.setattr(leml_module, "EIG_MAX_FEATURES", 30)
     if rotated_max is not None:
         monkeypatch.setattr(leml_module, "_ROTATED_MAX_ENTRIES", rotated_max)
     model = LEML(**params).fit(X, Y)
     assert model.w_solver_ == "eig"
-    assert X not in leml_module.GRAM_CACHE and sp.csr_matrix(X.T) in leml_module.GRAM_CACHE
+    assert X not in leml_module.GRAM_CACHE and X not in leml_module.TRIDIAG_CACHE
+    assert sp.csr_matrix(X.T) in leml_module.GRAM_CACHE
     assert leml_module.GRAM_CACHE.nbytes < 50 * 50 * 8           # n x n, not d x d
     np.testing.assert_allclose(model.W_ @ model.H_.T, reference.W_ @ reference.H_.T,
                                rtol=1e-8, atol=1e-10)
@@ -360,3 +361,22 @@ def test_features_dense_enough_are_multiplied_as_a_dense_array(monkeypatch, solv
     np.testing.assert_allclose(dense.objective_, kept.objective_, rtol=1e-12)
     sparse_X = sp.random(n, d, density=0.1, random_state=4, format="csr")
     assert leml_module._dense_if_smaller(sparse_X) is sparse_X
+
+
+@pytest.mark.parametrize("l2_reg", [1e-3, 0.3, 30.0])
+def test_the_tridiagonal_w_step_is_the_eigendecomposition_one(monkeypatch, l2_reg):
+    """A positive l2_reg takes X'X's tridiagonal form; forcing the eigenbasis engine gives
+    the same fit (the same exact W-steps, another factorisation)."""
+    X, Y, _ = _problem(11, n=40, d=12, L=9, density=0.4)
+    params = dict(rank=4, l2_reg=l2_reg, max_iter=8, tol=0, random_state=0)
+    clear_gram_cache()
+    model = LEML(**params).fit(X, Y)
+    assert X in leml_module.TRIDIAG_CACHE and X not in leml_module.GRAM_CACHE
+    monkeypatch.setattr(leml_module, "_TridiagEngine",
+                        lambda X, Y, lam, tri, memo: leml_module._EigEngine(
+                            X, Y, lam, gram_eigh(X), memo))
+    reference = LEML(**params).fit(X, Y)
+    np.testing.assert_allclose(model.W_, reference.W_, rtol=1e-8, atol=1e-11)
+    np.testing.assert_allclose(model.H_, reference.H_, rtol=1e-8, atol=1e-11)
+    np.testing.assert_allclose(model.objective_, reference.objective_, rtol=1e-11)
+    clear_gram_cache()

@@ -11,7 +11,7 @@ import pytest
 
 from mlx.errors import DivergenceError
 from mlx.methods import leml as leml_module
-from mlx.methods.leml import LEML, clear_gram_cache, gram_eigh
+from mlx.methods.leml import LEML, clear_gram_cache, gram_eigh, gram_tridiagonal
 from tests.methods.test_mutants_leml import CASES, _Dense, _problem, _random_start
 
 
@@ -28,9 +28,10 @@ def test_the_first_fit_of_a_row_set_keeps_its_start_and_the_rotated_products_in_
     _fit(shared, 0.3)
     assert list(shared) == [30]                                   # keyed by the number of rows
     memo = shared[30]
-    assert sorted(memo) == ["C", "H", "y_sq"]
-    np.testing.assert_allclose(memo["C"], gram_eigh(X).evecs.T @ (X.T @ Y).toarray(),
-                               rtol=1e-12, atol=1e-12)            # V'X'Y
+    assert sorted(memo) == ["Ct", "H", "y_sq"]
+    Q = gram_tridiagonal(X).unrotate(np.eye(X.shape[1]))          # X'X = Q T Q'
+    np.testing.assert_allclose(memo["Ct"], Q.T @ (X.T @ Y).toarray(),
+                               rtol=1e-12, atol=1e-12)            # Q'X'Y
     assert memo["y_sq"] == Y.nnz                                  # ||Y||^2 of a 0/1 matrix
     P = Y.toarray()
     top = np.linalg.svd(P)[2][:2].T                               # top right singular vectors
@@ -49,17 +50,17 @@ def test_a_later_fit_of_the_row_set_equals_a_cold_fit(mask):
     np.testing.assert_array_equal(later.W_, cold.W_)
     np.testing.assert_array_equal(later.H_, cold.H_)
     assert later.objective_ == cold.objective_
-    assert sorted(shared[30]) == (["C", "H", "y_sq"] if mask is None else ["H"])
+    assert sorted(shared[30]) == (["Ct", "H", "y_sq"] if mask is None else ["H"])
 
 
 def test_a_later_fit_of_the_row_set_reads_its_start_and_the_rotated_products_from_the_memo():
-    """Doubled ``V'X'Y``, four times ``||Y||^2`` and another start in the memo: the fit is the
+    """Doubled ``Q'X'Y``, four times ``||Y||^2`` and another start in the memo: the fit is the
     one of the targets ``2 Y`` from that start."""
     X, Y, _ = _problem(20)
     shared = {}
     _fit(shared, 0.3)
     memo = shared[30]
-    memo["C"] = 2 * memo["C"]
+    memo["Ct"] = 2 * memo["Ct"]
     memo["y_sq"] = 4 * memo["y_sq"]
     memo["H"] = _random_start(5, 6, 2, None)
     model = _fit(shared, 0.3)
@@ -71,13 +72,18 @@ def test_a_later_fit_of_the_row_set_reads_its_start_and_the_rotated_products_fro
     np.testing.assert_allclose(model.objective_, objective, rtol=1e-9)
 
 
-@pytest.mark.parametrize("row_side", [False, True])
-def test_v_x_y_is_kept_dense_up_to_the_entry_limit_inclusive(monkeypatch, row_side):
+@pytest.mark.parametrize("route", ["eig", "row", "tridiag"])
+def test_v_x_y_is_kept_dense_up_to_the_entry_limit_inclusive(monkeypatch, route):
+    row_side = route == "row"
     X, Y, _ = _problem(21, n=4, d=7) if row_side else _problem(21)
     if row_side:                                                  # V = X'U s^-1/2 from X X'
         eig = gram_eigh(X.T.tocsr(), use_cache=False)
         V = np.asarray(X.T @ eig.evecs) / np.sqrt(eig.evals)
         engine = leml_module._RowEigEngine
+    elif route == "tridiag":                                      # Q of X'X = Q T Q'
+        eig = gram_tridiagonal(X, use_cache=False)
+        V = eig.unrotate(np.eye(X.shape[1]))
+        engine = leml_module._TridiagEngine
     else:
         eig = gram_eigh(X, use_cache=False)
         V = eig.evecs
@@ -137,8 +143,9 @@ def test_the_exact_w_step_decomposes_x_x_only_with_more_features_than_the_limit_
     clear_gram_cache()
     model = LEML(rank=2, l2_reg=0.3, max_iter=2, tol=0, w_solver="eig").fit(X, Y)
     assert model.w_solver_ == "eig"
-    assert (X in leml_module.GRAM_CACHE, X.T.tocsr() in leml_module.GRAM_CACHE) == (
+    assert (X in leml_module.TRIDIAG_CACHE, X.T.tocsr() in leml_module.GRAM_CACHE) == (
         not row_side, row_side)
+    assert X not in leml_module.GRAM_CACHE and X.T.tocsr() not in leml_module.TRIDIAG_CACHE
     clear_gram_cache()
 
 

@@ -109,12 +109,16 @@ def test_leml_uses_its_module_cache():
     leml.clear_gram_cache()
     X = _X(9)
     Y = sp.csr_matrix((np.random.default_rng(0).random((40, 5)) < 0.3).astype(float))
-    hits = leml.GRAM_CACHE.hits
-    leml.LEML(rank=2, max_iter=2, l2_reg=0.1).fit(X, Y)
-    leml.LEML(rank=3, max_iter=2, l2_reg=0.1).fit(X, Y)
-    assert X in leml.GRAM_CACHE and leml.GRAM_CACHE.hits == hits + 1
-    leml.clear_gram_cache()
-    assert len(leml.GRAM_CACHE) == 0
+    # a positive l2_reg: the tridiagonal form; l2_reg = 0: the eigendecomposition
+    for cache, l2_reg, other in ((leml.TRIDIAG_CACHE, 0.1, leml.GRAM_CACHE),
+                                 (leml.GRAM_CACHE, 0.0, leml.TRIDIAG_CACHE)):
+        hits = cache.hits
+        leml.LEML(rank=2, max_iter=2, l2_reg=l2_reg).fit(X, Y)
+        leml.LEML(rank=3, max_iter=2, l2_reg=l2_reg).fit(X, Y)
+        assert X in cache and cache.hits == hits + 1
+        assert X not in other
+        leml.clear_gram_cache()
+        assert len(cache) == 0
 
 
 @pytest.mark.parametrize("l2_reg", [0.0, 0.3])

@@ -226,7 +226,7 @@ def _two_leml_cells(tmp_path, params, select="{}"):
 
 
 def test_the_timed_final_fit_is_cold_whatever_ran_before_in_the_process(tmp_path):
-    """LEML caches the eigendecomposition of X'X per process: without clearing it, the second
+    """LEML caches the tridiagonal form of X'X per process: without clearing it, the second
     of two cells on the same data timed a warm fit (MoM Table 3 compared LEML warm with MoM
     cold). Every final fit computes its decomposition, and the results are unchanged."""
     from mlx.methods import leml
@@ -235,10 +235,10 @@ def test_the_timed_final_fit_is_cold_whatever_ran_before_in_the_process(tmp_path
     first, second = _two_leml_cells(tmp_path, "{loss: squared, max_iter: 3, l2_reg: 0.1}")
     leml.clear_gram_cache()
     run_cell(first)
-    assert len(leml.GRAM_CACHE) == 1           # the final fit's decomposition is kept ...
-    misses = leml.GRAM_CACHE.misses
+    assert len(leml.TRIDIAG_CACHE) == 1           # the final fit's decomposition is kept ...
+    misses = leml.TRIDIAG_CACHE.misses
     rec = run_cell(second)
-    assert leml.GRAM_CACHE.misses == misses + 1   # ... but the next timed fit recomputes it
+    assert leml.TRIDIAG_CACHE.misses == misses + 1   # ... but the next timed fit recomputes it
     assert rec["status"] == "ok" and rec["results"]["test"]["p@1"][0] is not None
 
 
@@ -253,9 +253,9 @@ def test_validation_fits_share_the_decomposition_across_cells_and_the_final_fit_
     first, second = _two_leml_cells(tmp_path, "{loss: squared, max_iter: 3}",
                                     select="{l2_reg: [0.1, 1.0]}")
     leml.clear_gram_cache()
-    misses = leml.GRAM_CACHE.misses
+    misses = leml.TRIDIAG_CACHE.misses
     run_cell(first)
-    assert leml.GRAM_CACHE.misses == misses + 2      # validation rows, then all rows (cold)
+    assert leml.TRIDIAG_CACHE.misses == misses + 2      # validation rows, then all rows (cold)
     rec = run_cell(second)
-    assert leml.GRAM_CACHE.misses == misses + 3      # only the final fit computes
+    assert leml.TRIDIAG_CACHE.misses == misses + 3      # only the final fit computes
     assert rec["status"] == "ok"
