@@ -44,7 +44,7 @@ from mlx.methods.base import InvalidParameterError
 
 __all__ = ["AUTO", "CONSTANT", "EDGE_NOTE", "FALLBACK_NOTE", "HOLDOUT_FRACTION", "PRIOR",
            "PRIOR_WEIGHTS", "SHIFT", "AutoChoice", "choose_prior_weight", "fit_holdout",
-           "fit_prior_weight", "is_auto", "log_grid", "log_prior", "loo_prior_weight",
+           "fit_prior_weight", "is_auto", "log_grid", "log_prior", "loo_prior_weight", "loo_rows",
            "validation_score"]
 
 AUTO = "auto"
@@ -474,6 +474,13 @@ def fit_prior_weight(method, param: str, value: float, X, Y, *, observed=None,
     choose_prior_weight(method, cand, X, Y, observed, task, (fit, val))
 
 
+def loo_rows(n: int, n_labels: int, max_rows: int | None = None) -> int:
+    """How many rows :func:`loo_prior_weight` scores for ``n`` training rows and
+    ``n_labels`` labels (a GCV path can plan its leverages with it)."""
+    n_val = max(1, int(round(HOLDOUT_FRACTION * n)))
+    return min(n_val, max(1, PRIOR_CELLS // max(1, n_labels)), max_rows or n_val)
+
+
 def loo_prior_weight(method, X, Y, loo_scores, *, task="multilabel",
                      max_rows: int | None = None) -> None:
     """:func:`choose_prior_weight` for a model fitted by a GCV path with full labels, on its
@@ -494,8 +501,7 @@ def loo_prior_weight(method, X, Y, loo_scores, *, task="multilabel",
     n, L = Y.shape
     if not _is_multilabel(task) or n < 2:
         return
-    n_val = max(1, int(round(HOLDOUT_FRACTION * n)))
-    m = min(n_val, max(1, PRIOR_CELLS // max(1, L)), max_rows or n_val)
+    m = loo_rows(n, L, max_rows)
     seed = getattr(method, "random_state", None)
     rows = np.sort(np.random.default_rng(0 if seed is None else seed).permutation(n)[:m])
     Y = (sp.csr_matrix(Y) > 0).astype(np.float64)

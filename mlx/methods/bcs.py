@@ -17,7 +17,14 @@ import numpy as np
 from scipy.special import gammaln
 
 from mlx.errors import DivergenceError
-from mlx.methods._auto import AutoChoice, fit_prior_weight, is_auto, loo_prior_weight, record
+from mlx.methods._auto import (
+    AutoChoice,
+    fit_prior_weight,
+    is_auto,
+    loo_prior_weight,
+    loo_rows,
+    record,
+)
 from mlx.methods._validation import check_fit_data, check_n_features
 from mlx.methods.base import METHODS, BaseMethod, check_is_fitted
 from mlx.methods.table import TABLES
@@ -485,7 +492,7 @@ class BCS(BaseMethod):
         """``weight_precision="auto"``: the mean of ``W`` is ridge regression of the compressed
         labels ``Phi y_i`` on ``X`` with penalty ``weight_precision * tau^2``; the penalty of
         lowest GCV on its path, divided by ``tau^2``."""
-        path = RidgePath(X, C)
+        path = RidgePath(X, C, leverage_rows=loo_rows(X.shape[0], C.shape[1], LOO_DECODE_ROWS))
         choice = path.choose()
         grid = tuple(float(v) / tau2 for v in choice.grid)
         value = float(choice.value) / tau2

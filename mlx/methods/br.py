@@ -15,7 +15,15 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import scipy.sparse as sp
 
-from mlx.methods._auto import AutoChoice, fit_holdout, is_auto, log_grid, loo_prior_weight, record
+from mlx.methods._auto import (
+    AutoChoice,
+    fit_holdout,
+    is_auto,
+    log_grid,
+    loo_prior_weight,
+    loo_rows,
+    record,
+)
 from mlx.methods._validation import check_fit_data, check_n_features
 from mlx.methods.base import (
     METHODS,
@@ -407,7 +415,7 @@ class BR(BaseMethod):
             if bias >= 0:                                         # append the bias column
                 Xb = sp.hstack([X, sp.csr_matrix(np.full((n, 1), bias))], format="csr")
             if is_auto(self.l2_reg):                              # full labels: GCV path
-                W, path = self._gcv_coef(Xb, pos)
+                W, path = self._gcv_coef(Xb, pos, leverage_rows=loo_rows(*pos.shape))
                 W[:, ~trained] = 0.0
                 n_iter, converged = np.zeros(W.shape[1], dtype=np.int64), True
             else:
@@ -432,9 +440,9 @@ class BR(BaseMethod):
                   self.untrained_labels_.size, time.perf_counter() - start)
         return self
 
-    def _gcv_coef(self, Xb, T):
+    def _gcv_coef(self, Xb, T, leverage_rows: int = 0):
         """Ridge weights at the penalty of lowest GCV on the path (``l2_reg="auto"``)."""
-        path = RidgePath(Xb, T)
+        path = RidgePath(Xb, T, leverage_rows=leverage_rows)
         choice = path.choose()
         record(self, AutoChoice("l2_reg", choice.value, "gcv", tuple(choice.grid),
                                 tuple(choice.scores)))

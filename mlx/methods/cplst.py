@@ -14,11 +14,11 @@ import time
 import numpy as np
 import scipy.linalg as sla
 
-from mlx.methods._auto import AutoChoice, is_auto, loo_prior_weight, record
+from mlx.methods._auto import AutoChoice, is_auto, loo_prior_weight, loo_rows, record
 from mlx.methods._validation import check_fit_data, check_n_features
 from mlx.methods.base import METHODS, BaseMethod, check_is_fitted
 from mlx.methods.table import TABLES
-from mlx.numerics.regpath import RidgePath, leave_one_out
+from mlx.numerics.regpath import RidgePath, leave_one_out, tridiag_pays
 from mlx.numerics.ridge import psd_solve
 
 __all__ = ["CPLST"]
@@ -203,15 +203,19 @@ class CPLST(BaseMethod):
 
     def _gcv_solve(self, X, P, B, mean):
         """``(X'X + lam I)^-1 X'Yc`` at the penalty of lowest GCV for the centred labels."""
-        from mlx.methods.leml import gram_eigh
+        from mlx.methods.leml import gram_eigh, gram_tridiagonal
 
         n, d = X.shape
+        L = P.shape[1]
         t_sq = float(P.multiply(P).sum()) - n * float(mean @ mean)     # ||Yc||^2
-        if d <= n:
+        rows = loo_rows(n, L)
+        if d <= n and tridiag_pays(d, L, rows):  # X'X's factors, cached and shared with LEML
+            path = RidgePath(X, None, tri=gram_tridiagonal(X), t_sq=t_sq, XtT=B)
+        elif d <= n:
             eig = gram_eigh(X)
             path = RidgePath(X, None, eig=(eig.evals, eig.evecs, True), t_sq=t_sq, XtT=B)
         else:                                   # fewer rows than features: the n x n Gram
-            path = RidgePath(X, P.toarray() - mean, t_sq=t_sq)
+            path = RidgePath(X, P.toarray() - mean, t_sq=t_sq, leverage_rows=rows)
         choice = path.choose()
         record(self, AutoChoice("l2_reg", choice.value, "gcv", tuple(choice.grid),
                                 tuple(choice.scores)))
