@@ -373,8 +373,8 @@ def test_the_tridiagonal_w_step_is_the_eigendecomposition_one(monkeypatch, l2_re
     model = LEML(**params).fit(X, Y)
     assert X in leml_module.TRIDIAG_CACHE and X not in leml_module.GRAM_CACHE
     monkeypatch.setattr(leml_module, "_TridiagEngine",
-                        lambda X, Y, lam, tri, memo: leml_module._EigEngine(
-                            X, Y, lam, gram_eigh(X), memo))
+                        lambda X, Y, lam, tri, memo, plan: leml_module._EigEngine(
+                            X, Y, lam, gram_eigh(X), memo, plan))
     reference = LEML(**params).fit(X, Y)
     np.testing.assert_allclose(model.W_, reference.W_, rtol=1e-8, atol=1e-11)
     np.testing.assert_allclose(model.H_, reference.H_, rtol=1e-8, atol=1e-11)

@@ -203,3 +203,23 @@ def test_each_outer_iteration_is_logged_with_its_objective_and_the_time_since_th
     assert [line[2] for line in lines] == [f"{J:.6g}" for J in model.objective_]
     seconds = [float(line[3]) for line in lines]
     assert seconds == sorted(seconds) and seconds[-1] <= took + 0.01
+
+
+def test_x_y_is_rotated_once_only_when_that_costs_less_than_rotating_every_iteration():
+    import scipy.sparse as sp
+
+    def shaped(n, d, L, x_row, y_row):            # only the shapes and nnz matter
+        X = sp.random(n, d, density=x_row / d, format="csr", random_state=0)
+        Y = sp.random(n, L, density=y_row / L, format="csr", random_state=1)
+        return X, Y
+
+    X, Y = shaped(4880, 1837, 159, 68, 2.4)        # bibtex: once 1.4 GFLOP, each time 4.5
+    assert leml_module._rotated_pays(X, Y, (32, 10))
+    assert not leml_module._rotated_pays(X, Y, (32, 1))
+    X, Y = shaped(2000, 5000, 3993, 240, 5)       # eurlex-shaped labels: more than features
+    assert not leml_module._rotated_pays(X, Y, (250, 5))
+    assert leml_module._rotated_pays(X, Y, None)  # no plan (an engine built directly): always
+    X, Y, _ = _problem(21)
+    tri = gram_tridiagonal(X, use_cache=False)
+    assert leml_module._TridiagEngine(X, Y, 0.3, tri, plan=(2, 10)).C is not None
+    assert leml_module._TridiagEngine(X, Y, 0.3, tri, plan=(2, 0)).C is None
