@@ -47,8 +47,10 @@ class GramEigen:
 
 def gram_eigen(X) -> GramEigen:
     """Eigendecomposition of ``X'X`` for ``X`` (sparse or dense) of shape (n, d); no caching."""
+    from mlx.numerics.spmm import gram_dense
+
     X = sp.csr_matrix(X, dtype=np.float64)
-    gram = (X.T.tocsr() @ X).toarray()                           # CSR x CSR: faster than CSC x CSR
+    gram = gram_dense(X)                            # CSR x CSR (faster than CSC x CSR), threaded
     evals, evecs = scipy.linalg.eigh(gram, overwrite_a=True, check_finite=False, driver="evd")
     top = float(evals[-1]) if evals.size else 0.0
     evals = np.where(evals > 1e-12 * max(top, 0.0), evals, 0.0)

@@ -25,7 +25,7 @@ import os
 import numpy as np
 
 __all__ = ["MIN_THREADED_WORK", "SparseProducts", "available_cores", "get_threads",
-           "row_ranges", "threads"]
+           "gram_dense", "row_ranges", "threads"]
 
 MIN_THREADED_WORK = 1 << 22
 """Below this many multiply-adds (``nnz * k``, a few milliseconds of work) a product runs on
@@ -79,6 +79,32 @@ def _threaded_product(A, B, n_threads: int) -> np.ndarray:
     numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
     out = np.zeros((A.shape[0], B.shape[1]))
     csr_dense_rows(A.indptr, A.indices, A.data, B, row_ranges(A.indptr, n_threads), out)
+    return out
+
+
+def gram_dense(X) -> np.ndarray:
+    """``X'X`` as a dense float64 array for a CSR ``X``, its output rows split over
+    :func:`get_threads` threads (ranges of about equal stored entries of ``X'``), each range
+    one scipy sparse product (which releases the GIL): every row is summed as in
+    ``(X.T.tocsr() @ X).toarray()``, so the result equals it bit for bit."""
+    import scipy.sparse as sp
+
+    Xt = X.T.tocsr()
+    n = get_threads()
+    if n <= 1 or X.nnz * 32 < MIN_THREADED_WORK:
+        return (Xt @ X).toarray()
+    from concurrent.futures import ThreadPoolExecutor
+
+    bounds = row_ranges(Xt.indptr, n)
+    out = np.empty((Xt.shape[0], X.shape[1]))
+
+    def part(t: int) -> None:
+        a, b = int(bounds[t]), int(bounds[t + 1])
+        if b > a:
+            out[a:b] = sp.csr_matrix(Xt[a:b] @ X).toarray()
+
+    with ThreadPoolExecutor(n) as pool:
+        list(pool.map(part, range(n)))
     return out
 
 

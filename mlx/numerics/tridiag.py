@@ -168,6 +168,8 @@ def tridiagonalize(G, *, overwrite: bool = False) -> GramTridiag:
 
 def gram_tridiag(X) -> GramTridiag:
     """:class:`GramTridiag` of ``X'X`` for ``X`` (sparse or dense) of shape (n, d)."""
+    from mlx.numerics.spmm import gram_dense
+
     X = sp.csr_matrix(X, dtype=np.float64)
-    gram = (X.T.tocsr() @ X).toarray()                           # CSR x CSR: faster than CSC x CSR
+    gram = gram_dense(X)                            # CSR x CSR (faster than CSC x CSR), threaded
     return tridiagonalize(gram, overwrite=True)

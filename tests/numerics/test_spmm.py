@@ -59,6 +59,18 @@ def test_products_equal_scipy_bit_for_bit_for_1_2_3_threads(always_threaded, mes
         assert np.array_equal(again, want_xtg), n
 
 
+@pytest.mark.parametrize("messy", [False, True])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_gram_equals_scipy_bit_for_bit_for_1_2_3_threads(always_threaded, messy, index_dtype):
+    from mlx.numerics.spmm import gram_dense
+
+    X = _matrix(5, messy=messy, index_dtype=index_dtype)
+    want = (X.T.tocsr() @ X).toarray()
+    for n in (1, 2, 3, 200):                  # more threads than rows of X' with entries
+        with threads(n):
+            assert np.array_equal(gram_dense(X), want), n
+
+
 def test_non_contiguous_operands_and_fallbacks(always_threaded):
     X = _matrix(0)
     rng = np.random.default_rng(0)
