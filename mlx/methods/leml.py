@@ -196,7 +196,7 @@ class _TridiagEngine:
             memo.update(Ct=self.C, y_sq=self.y_sq)
 
     def to_internal(self, W):
-        return self.tri.rotate(W)
+        return np.zeros_like(W) if not W.any() else self.tri.rotate(W)   # Q'0 = 0
 
     def to_original(self, Wt):
         return self.tri.unrotate(Wt)

@@ -32,9 +32,16 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
-from scipy.special import expit
 
 __all__ = ["LOSSES", "LogisticLoss", "Loss", "SquaredHingeLoss", "SquaredLoss", "get_loss"]
+
+
+def expit(x):
+    """``scipy.special.expit``, imported on first use (scipy.special costs 30 ms to import,
+    and only the logistic loss needs it)."""
+    from scipy.special import expit as _expit
+
+    return _expit(x)
 
 
 class Loss:
