@@ -150,13 +150,19 @@ class _EigEngine:
     def to_original(self, Wr):
         return self.V @ Wr
 
+    def _products(self) -> SparseProducts:
+        """``X S`` and ``X' G`` on the cell's threads (made on first use)."""
+        if getattr(self, "_P", None) is None:
+            self._P = SparseProducts(self.X)
+        return self._P
+
     def _rotated_rhs(self, H):
         """``V'X'Y H`` without ``C``."""
-        return self.V.T @ (self.X.T @ (self.Y @ H))
+        return self.V.T @ self._products().tdot(np.asarray(self.Y @ H))
 
     def _labels_by_scores(self, Wr):
         """``Y'A = Y'X V Wr`` without ``C``."""
-        return np.asarray(self.Y.T @ (self.X @ (self.V @ Wr)))
+        return np.asarray(self.Y.T @ self._products().dot(self.V @ Wr))
 
     def w_step(self, H, Wr):
         rhs = self.C @ H if self.C is not None else self._rotated_rhs(H)
@@ -184,6 +190,7 @@ class _TridiagEngine:
 
     def __init__(self, X, Y, l2_reg, tri: GramTridiag, memo: dict | None = None, plan=None):
         self.X, self.Y, self.l2_reg, self.tri = X, Y, l2_reg, tri
+        self.P = SparseProducts(X)                                # X S, X' G (threaded)
         d, L = X.shape[1], Y.shape[1]
         if memo is not None and "Ct" in memo:                     # same X and Y as before
             self.C, self.y_sq = memo["Ct"], memo["y_sq"]
@@ -203,7 +210,7 @@ class _TridiagEngine:
 
     def w_step(self, H, Wt):
         rhs = (self.C @ H if self.C is not None
-               else self.tri.rotate(np.asarray(self.X.T @ (self.Y @ H))))
+               else self.tri.rotate(self.P.tdot(np.asarray(self.Y @ H))))
         m, R = np.linalg.eigh(H.T @ H)
         m = np.maximum(m, 0.0)
         Z = self.tri.solve(rhs @ R, self.l2_reg, scale=m)
@@ -213,7 +220,7 @@ class _TridiagEngine:
         AtA = Wt.T @ self.tri.tmul(Wt)                            # A'A = Wt' T Wt
         AtA = 0.5 * (AtA + AtA.T)
         YtA = (self.C.T @ Wt if self.C is not None
-               else np.asarray(self.Y.T @ (self.X @ self.tri.unrotate(Wt))))
+               else np.asarray(self.Y.T @ self.P.dot(self.tri.unrotate(Wt))))
         H = _ridge_shared(AtA, YtA, self.l2_reg)
         return H, _squared_full_objective(self.y_sq, AtA, YtA, H, Wt, self.l2_reg), 0
 
