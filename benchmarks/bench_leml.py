@@ -8,7 +8,7 @@ Prints, in one run and on the same data:
    the faster of the two (normally the training-only figure).
 2. LEML squared loss, full labels, 10 outer iterations: bibtex at k = 32 (target <= 0.3x BR),
    the five-rank sweep k/L in {20, 40, 60, 80, 100}% on bibtex (target <= 1x BR) and
-   delicious at k = 197 (target <= 0.25x BR). Fits start cold: the cached eigendecomposition
+   delicious at k = 197 (target <= 0.25x BR). Fits start cold: the cached factorisation
    of X'X is cleared first (and shared across the ranks of the sweep, as in a real sweep).
 3. LEML logistic loss with 20% of the training labels observed, k = 32, bibtex: seconds per
    outer iteration (default tolerances; iterations whose inner solvers had nothing left to

@@ -4,10 +4,10 @@ Prints, in one run and on the same files (``mlx datasets synth NAME --like eurle
 to ``--data-dir`` first if missing; ``--scale`` multiplies the rows):
 
 1. LEML squared loss, full labels, rank 250, 5 outer iterations (``tol=0``), lambda 1, with
-   the default W-step (``w_solver="auto"``: the exact eigendecomposition path up to 5000
+   the default W-step (``w_solver="auto"``: the exact path, from X'X's tridiagonal form, up to 5000
    features) and with the CG W-step, each on 1 and on 2 threads (:func:`mlx.numerics.spmm.threads`,
    as the runner gives a cell alone on the machine). Every fit starts cold (the cached
-   eigendecomposition of X'X cleared). Test P@1, and whether the 2-thread factors equal the
+   factorisation of X'X cleared). Test P@1, and whether the 2-thread factors equal the
    1-thread ones bit for bit.
 2. napkinXC's PLT (its defaults, 2 threads) training time on the same rows, when the
    ``xmc`` extra is installed (``pip install 'mlx-multilabel[xmc]'``); otherwise says so and
