@@ -245,6 +245,7 @@ def cpu_cost(ds: str, methods: list[str]) -> list[dict]:
     from mlx.config import DEFAULT_RANK_FLOOR, DEFAULT_RANK_RATIO
     from mlx.data.catalog import dataset_info, load_full, load_split, resolve_dataset
     from mlx.methods import METHODS
+    from mlx.methods.constraints import FitContext
     from mlx.methods.leml import clear_gram_cache
 
     spec = resolve_dataset(ds, source=None)
@@ -270,6 +271,11 @@ def cpu_cost(ds: str, methods: list[str]) -> list[dict]:
         if m == "br-sq":
             kw["loss"] = "squared"
         param = "l2_reg" if m == "br-sq" else TUNED[m][0]
+        reason = cls(**kw).skip(FitContext(n_samples=X.shape[0], n_features=X.shape[1],
+                                           n_labels=L))
+        if reason:                                # as a run would: e.g. CPLST's dense d x d
+            out.append({"dataset": ds, "method": m, "note": f"skipped: {reason}"[:80]})
+            continue
         try:
             warm = max(60, 2 * rank)                  # more rows than a rank-limited model needs
             cls(**kw, random_state=0).fit(X[:warm], Y[:warm])                  # warm-up
