@@ -35,7 +35,7 @@ from mlx.methods.table import TABLES, br_loss, br_skip
 from mlx.numerics.cg import block_cg
 from mlx.numerics.regpath import RidgePath, leave_one_out
 from mlx.numerics.ridge import PSDFactor, psd_solve, ridge
-from mlx.numerics.spmm import SparseProducts
+from mlx.numerics.spmm import SparseProducts, gram
 from mlx.numerics.spmm import threads as spmm_threads
 
 __all__ = ["BR"]
@@ -145,7 +145,7 @@ def _fit_ridge(X, pos, obs, trained, l2_reg, n_jobs):  # noqa: C901
     converged = True
     if cg_labels.size:
         if d <= _DENSE_MAX:
-            A = (X.T @ X).toarray()
+            A = gram(X)                                           # X'X on the cell's threads
             A *= n_obs[cg_labels].mean() / n
             factor = PSDFactor(A, l2_reg, overwrite_a=True)      # rho X'X + lam I
             del A

@@ -20,6 +20,7 @@ from mlx.methods.base import METHODS, BaseMethod, check_is_fitted
 from mlx.methods.table import TABLES
 from mlx.numerics.regpath import RidgePath, leave_one_out, tridiag_pays
 from mlx.numerics.ridge import psd_solve
+from mlx.numerics.spmm import gram
 
 __all__ = ["CPLST"]
 
@@ -179,7 +180,7 @@ class CPLST(BaseMethod):
         if is_auto(self.l2_reg):                                          # GCV on the ridge path
             A, path = self._gcv_solve(X, P, B, mean)
         else:
-            G = (X.T @ X).toarray()                                       # X'X   (d, d)
+            G = gram(X)                                                   # X'X   (d, d)
             A = psd_solve(G, B, float(self.l2_reg), overwrite_a=True)     # (X'X + lam I)^-1 X'Yc
         M = B.T @ A                                                       # Yc' H Yc  (L, L)
         M = 0.5 * (M + M.T)

@@ -28,6 +28,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
+from mlx.numerics.spmm import gram
 from mlx.numerics.tridiag import gram_tridiag
 
 __all__ = ["GCVChoice", "RidgePath", "choose_gcv", "gcv_scores", "leave_one_out", "leverage",
@@ -88,8 +89,7 @@ def spectrum(X):
     """
     n, d = X.shape
     primal = d <= n
-    G = X.T @ X if primal else X @ X.T
-    G = G.toarray() if sp.issparse(G) else np.asarray(G, dtype=np.float64)
+    G = gram(X, rows=not primal)
     s, vecs = scipy.linalg.eigh(G, overwrite_a=True, check_finite=False, driver="evd")
     top = float(s[-1]) if s.size else 0.0
     s = np.where(s > 1e-12 * max(top, 0.0), s, 0.0)

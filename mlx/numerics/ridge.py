@@ -29,6 +29,8 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
+from mlx.numerics.spmm import gram
+
 __all__ = ["GramRidge", "PSDFactor", "default_rcond", "psd_solve", "ridge"]
 
 
@@ -216,7 +218,7 @@ class GramRidge:
         self.n_extra = 0 if self.primal else d - n
         self.rcond = rcond
         self.cache = cache
-        self.gram = _dense(X.T @ X if self.primal else X @ X.T)
+        self.gram = gram(X, rows=not self.primal)
         self._factors: dict[float, PSDFactor] = {}
 
     def factor(self, l2_reg: float) -> PSDFactor:

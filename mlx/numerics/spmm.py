@@ -25,7 +25,7 @@ import os
 import numpy as np
 
 __all__ = ["MIN_THREADED_WORK", "SparseProducts", "available_cores", "get_threads",
-           "gram_dense", "row_ranges", "threads"]
+           "gram", "gram_dense", "row_ranges", "threads"]
 
 MIN_THREADED_WORK = 1 << 22
 """Below this many multiply-adds (``nnz * k``, a few milliseconds of work) a product runs on
@@ -82,30 +82,43 @@ def _threaded_product(A, B, n_threads: int) -> np.ndarray:
     return out
 
 
-def gram_dense(X) -> np.ndarray:
-    """``X'X`` as a dense float64 array for a CSR ``X``, its output rows split over
-    :func:`get_threads` threads (ranges of about equal stored entries of ``X'``), each range
-    one scipy sparse product (which releases the GIL): every row is summed as in
-    ``(X.T.tocsr() @ X).toarray()``, so the result equals it bit for bit."""
+def gram_dense(X, *, rows: bool = False) -> np.ndarray:
+    """``X'X`` (``rows=True``: ``XX'``) as a dense float64 array for a CSR ``X``, its output
+    rows split over :func:`get_threads` threads (ranges of about equal stored entries), each
+    range one scipy sparse product (which releases the GIL): every row is summed as in
+    ``(X.T.tocsr() @ X).toarray()`` (``(X @ X.T.tocsr()).toarray()``), so the result equals
+    it bit for bit."""
     import scipy.sparse as sp
 
-    Xt = X.T.tocsr()
+    A, B = (X, X.T.tocsr()) if rows else (X.T.tocsr(), X)
     n = get_threads()
     if n <= 1 or X.nnz * 32 < MIN_THREADED_WORK:
-        return (Xt @ X).toarray()
+        return (A @ B).toarray()
     from concurrent.futures import ThreadPoolExecutor
 
-    bounds = row_ranges(Xt.indptr, n)
-    out = np.empty((Xt.shape[0], X.shape[1]))
+    bounds = row_ranges(A.indptr, n)
+    out = np.empty((A.shape[0], B.shape[1]))
 
     def part(t: int) -> None:
         a, b = int(bounds[t]), int(bounds[t + 1])
         if b > a:
-            out[a:b] = sp.csr_matrix(Xt[a:b] @ X).toarray()
+            out[a:b] = sp.csr_matrix(A[a:b] @ B).toarray()
 
     with ThreadPoolExecutor(n) as pool:
         list(pool.map(part, range(n)))
     return out
+
+
+def gram(X, *, rows: bool = False) -> np.ndarray:
+    """The dense Gram matrix ``X'X`` (``rows=True``: ``XX'``) of a sparse or dense ``X``, as
+    float64: sparse ``X`` through :func:`gram_dense` (the cell's threads), dense ``X`` by one
+    BLAS product."""
+    import scipy.sparse as sp
+
+    if sp.issparse(X):
+        return gram_dense(sp.csr_matrix(X, dtype=np.float64), rows=rows)
+    X = np.asarray(X, dtype=np.float64)
+    return X @ X.T if rows else X.T @ X
 
 
 class SparseProducts:

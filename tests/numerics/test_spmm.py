@@ -71,6 +71,20 @@ def test_gram_equals_scipy_bit_for_bit_for_1_2_3_threads(always_threaded, messy,
             assert np.array_equal(gram_dense(X), want), n
 
 
+def test_gram_of_rows_or_columns_sparse_or_dense(always_threaded):
+    from mlx.numerics.spmm import gram
+
+    X = _matrix(6, n=40, d=25)
+    Xd = X.toarray()
+    for n in (1, 2):
+        with threads(n):
+            assert np.array_equal(gram(X), (X.T.tocsr() @ X).toarray())
+            assert np.array_equal(gram(X, rows=True), (X @ X.T.tocsr()).toarray())
+            np.testing.assert_allclose(gram(X), Xd.T @ Xd, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(gram(X, rows=True), Xd @ Xd.T, rtol=1e-12, atol=1e-12)
+    assert np.array_equal(gram(Xd), Xd.T @ Xd) and np.array_equal(gram(Xd, rows=True), Xd @ Xd.T)
+
+
 def test_non_contiguous_operands_and_fallbacks(always_threaded):
     X = _matrix(0)
     rng = np.random.default_rng(0)
