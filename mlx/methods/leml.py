@@ -260,6 +260,53 @@ class _RowEigEngine(_EigEngine):
         return np.asarray(self.Y.T @ (self.U @ (self.root * Wr)))    # A = X V Wr = U s^1/2 Wr
 
 
+class _RowTridiagEngine:
+    """The exact W-steps of :class:`_RowEigEngine` from the tridiagonal form of ``X X'``
+    (``n x n``, :func:`gram_tridiagonal` of ``X'``), for ``l2_reg > 0``.
+
+    The W-step solution lies in the row space of ``X`` (see :class:`_RowEigEngine`):
+    ``W = X'Psi`` with ``Psi`` of shape ``(n, k)`` solving ``K Psi (H'H) + l2_reg Psi = Y H``
+    (``K = X X'``; multiply by ``X'`` to get the W-step's equations). With
+    ``K = Q T Q'`` and ``Pt = Q'Psi`` it splits, like :class:`_TridiagEngine`, into one
+    tridiagonal system per column of ``Pt R`` (``H'H = R diag(m) R'``). Then ``X W = K Psi =
+    Q T Pt``, so ``A'A = (T Pt)'(T Pt)``, ``Y'A = (Q'Y)'(T Pt)`` and
+    ``||W||^2 = Psi'K Psi = Pt' T Pt``: with ``C = Q'Y`` kept, an iteration costs
+    ``O(n L k + n k^2 + k^3)`` and touches neither ``X`` nor anything of size ``d``.
+    """
+
+    def __init__(self, X, Y, l2_reg, tri: GramTridiag):               # tri: of X X'
+        self.X, self.Y, self.l2_reg, self.tri = X, Y, l2_reg, tri
+        n, L = Y.shape
+        self.C = None
+        if n * L <= _ROTATED_MAX_ENTRIES:
+            self.C = tri.rotate(Y.toarray())                          # Q'Y, shape (n, L)
+        self.y_sq = float(Y.multiply(Y).sum())
+
+    def to_internal(self, W):
+        if W.any():
+            raise ValueError("the X X' tridiagonal engine starts from W = 0 only")
+        return np.zeros((self.X.shape[0], W.shape[1]))
+
+    def to_original(self, Pt):
+        return np.asarray(self.X.T @ self.tri.unrotate(Pt))            # W = X'Q Pt
+
+    def w_step(self, H, Pt):
+        rhs = self.C @ H if self.C is not None else self.tri.rotate(np.asarray(self.Y @ H))
+        m, R = np.linalg.eigh(H.T @ H)
+        Z = self.tri.solve(rhs @ R, self.l2_reg, scale=np.maximum(m, 0.0))
+        return Z @ R.T, 0
+
+    def h_step(self, Pt, H):
+        TP = self.tri.tmul(Pt)                                        # Q'A, A = X W
+        AtA = TP.T @ TP
+        YtA = (self.C.T @ TP if self.C is not None
+               else np.asarray(self.Y.T @ self.tri.unrotate(TP)))
+        H = _ridge_shared(AtA, YtA, self.l2_reg)
+        w_sq = max(float(np.vdot(Pt, TP)), 0.0)                       # ||W||^2 = Pt' T Pt
+        return H, _squared_full_objective(self.y_sq, AtA, YtA, H, None, self.l2_reg,
+                                          w_sq=w_sq), 0
+
+
 class _SquaredFullEngine:
     """Squared loss, full labels, Algorithm 2 operators; W-step by CG or TRON."""
 
@@ -377,10 +424,12 @@ def _ridge_shared(AtA, YtA, l2_reg):
     return psd_solve(AtA, YtA.T, l2_reg, rcond=PINV_RCOND).T
 
 
-def _squared_full_objective(y_sq, AtA, YtA, H, W, l2_reg):
-    """``||Y - A H'||^2 / 2 + l2_reg/2 (||W||^2 + ||H||^2)`` without forming ``A H'``."""
+def _squared_full_objective(y_sq, AtA, YtA, H, W, l2_reg, *, w_sq: float | None = None):
+    """``||Y - A H'||^2 / 2 + l2_reg/2 (||W||^2 + ||H||^2)`` without forming ``A H'``
+    (``w_sq``: ``||W||^2`` when ``W`` is not at hand)."""
     fit = 0.5 * y_sq - float(np.vdot(H, YtA)) + 0.5 * float(np.vdot(AtA, H.T @ H))
-    return max(fit, 0.0) + 0.5 * l2_reg * (float(np.vdot(W, W)) + float(np.vdot(H, H)))
+    w_sq = float(np.vdot(W, W)) if w_sq is None else w_sq
+    return max(fit, 0.0) + 0.5 * l2_reg * (w_sq + float(np.vdot(H, H)))
 
 
 # ---------------------------------------------------------------------------
@@ -415,9 +464,11 @@ class LEML(BaseMethod):
       basis at ``O(d L k)`` cost each (``O(d^2 k)`` where rotating ``X'Y`` once would cost
       more, e.g. with more labels than features).
       With more than :data:`EIG_MAX_FEATURES` features and fewer rows than features
-      (text sets such as RCV1 subsets: 4,800 rows, 47,236 features) it decomposes the
-      ``n x n`` matrix ``X X'`` instead, the same solution in the row space of ``X``
-      (``O(n^3)`` once, ``O(n L k)`` per iteration, never a ``d x d`` matrix);
+      (text sets such as RCV1 subsets: 4,800 rows, 47,236 features) it factorises the
+      ``n x n`` matrix ``X X'`` instead (its tridiagonal form; the eigendecomposition at
+      ``l2_reg = 0``), the same solution in the row space of ``X`` (``O(n^3)`` once,
+      ``O(n L k)`` per iteration, never a ``d x d`` matrix; rcv1sub1, 70% of the rows,
+      k = 20: 12.7 CPU s with the eigendecomposition, 6.9 s with the tridiagonal form);
     * ``"cg"`` -- squared loss: conjugate gradient on Algorithm 2's (full labels)
       or Algorithm 1's (missing labels) Hessian-vector products;
     * ``"tron"`` -- any loss: trust-region Newton on Algorithm 1's (Algorithm 2's for
@@ -615,7 +666,9 @@ class LEML(BaseMethod):
             H = self._init_H(Y, observed, rank, rng)
             if memo is not None:
                 memo["H"] = H.copy()
-        if squared and full and solver == "eig" and _row_side(X):
+        if squared and full and solver == "eig" and _row_side(X) and lam > 0:
+            engine = _RowTridiagEngine(X, Y, lam, gram_tridiagonal(sp.csr_matrix(X.T)))
+        elif squared and full and solver == "eig" and _row_side(X):
             engine = _RowEigEngine(X, Y, lam, gram_eigh(sp.csr_matrix(X.T)))   # of X X'
         elif squared and full and solver == "eig" and lam > 0:
             engine = _TridiagEngine(X, Y, lam, gram_tridiagonal(X), memo,

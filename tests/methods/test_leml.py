@@ -193,16 +193,20 @@ def test_rotated_path_without_the_cached_projection(monkeypatch):
 
 
 @pytest.mark.parametrize("rotated_max", [None, 0])
-def test_row_side_eig_gives_the_feature_side_solution_on_wide_data(monkeypatch, rotated_max):
+@pytest.mark.parametrize("l2_reg", [0.3, 0.0], ids=["tridiagonal", "eigendecomposition"])
+def test_row_side_eig_gives_the_feature_side_solution_on_wide_data(monkeypatch, rotated_max,
+                                                                   l2_reg):
     """Fewer rows than features, more features than EIG_MAX_FEATURES: the exact W-step
-    decomposes X X' (n x n), never X'X, and lands on the same fit."""
+    factorises X X' (n x n), never X'X, and lands on the same fit: from its tridiagonal form
+    when l2_reg > 0, from its eigendecomposition (the minimum-norm solution) at 0."""
     X, Y, _ = _problem(8, n=20, d=50, L=7, density=0.3)
     X = sp.vstack([X, sp.csr_matrix((2, 50))]).tocsr()            # zero rows: s = 0 dropped
     Y = sp.vstack([Y, sp.csr_matrix(np.eye(2, 7))]).tocsr()
-    params = dict(rank=3, l2_reg=0.3, max_iter=6, tol=0, random_state=0)
+    params = dict(rank=3, l2_reg=l2_reg, max_iter=6, tol=0, random_state=0)
+    cache = leml_module.TRIDIAG_CACHE if l2_reg > 0 else leml_module.GRAM_CACHE
     clear_gram_cache()
     reference = LEML(**params).fit(X, Y)                          # d = 50 <= 5000: X'X
-    assert reference.w_solver_ == "eig" and X in leml_module.TRIDIAG_CACHE
+    assert reference.w_solver_ == "eig" and X in cache
     clear_gram_cache()
     monkeypatch.setattr(leml_module, "EIG_MAX_FEATURES", 30)
     if rotated_max is not None:
@@ -210,8 +214,8 @@ def test_row_side_eig_gives_the_feature_side_solution_on_wide_data(monkeypatch, 
     model = LEML(**params).fit(X, Y)
     assert model.w_solver_ == "eig"
     assert X not in leml_module.GRAM_CACHE and X not in leml_module.TRIDIAG_CACHE
-    assert sp.csr_matrix(X.T) in leml_module.GRAM_CACHE
-    assert leml_module.GRAM_CACHE.nbytes < 50 * 50 * 8           # n x n, not d x d
+    assert sp.csr_matrix(X.T) in cache
+    assert cache.nbytes < 50 * 50 * 8                            # n x n, not d x d
     np.testing.assert_allclose(model.W_ @ model.H_.T, reference.W_ @ reference.H_.T,
                                rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(model.objective_, reference.objective_, rtol=1e-10)
