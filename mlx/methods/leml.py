@@ -58,6 +58,22 @@ _ROTATED_MAX_ENTRIES = 1 << 26
 _DENSE_SVD_MAX_LABELS = 2000
 
 
+def _rotated_labels(X, Y, memo, key: str, plan, rotate):
+    """``(C, ||Y||^2)`` for an exact engine: ``C = rotate(X'Y)`` (shape (d, L)) when it fits
+    :data:`_ROTATED_MAX_ENTRIES` and :func:`_rotated_pays`, else None; read from ``memo[key]``
+    when an earlier fit on the same rows left them there (and left there otherwise)."""
+    if memo is not None and key in memo:                          # same X and Y as before
+        return memo[key], memo["y_sq"]
+    d, L = X.shape[1], Y.shape[1]
+    C = None
+    if d * L <= _ROTATED_MAX_ENTRIES and _rotated_pays(X, Y, plan):
+        C = rotate(np.asarray((X.T @ Y).toarray()))
+    y_sq = float(Y.multiply(Y).sum())
+    if memo is not None:
+        memo.update({key: C, "y_sq": y_sq})
+    return C, y_sq
+
+
 def _rotated_pays(X, Y, plan) -> bool:
     """Whether an exact engine should rotate ``X'Y`` once (``2 d^2 L`` flops, then
     ``4 d L k`` an iteration) rather than rotate ``X'Y H`` and ``W`` at every iteration
@@ -133,16 +149,8 @@ class _EigEngine:
     def __init__(self, X, Y, l2_reg, eig: GramEigen, memo: dict | None = None, plan=None):
         self.X, self.Y, self.l2_reg = X, Y, l2_reg
         self.evals, self.V = eig.evals, eig.evecs
-        d, L = X.shape[1], Y.shape[1]
-        if memo is not None and "C" in memo:                      # same X and Y as before
-            self.C, self.y_sq = memo["C"], memo["y_sq"]
-            return
-        self.C = None
-        if d * L <= _ROTATED_MAX_ENTRIES and _rotated_pays(X, Y, plan):
-            self.C = self.V.T @ np.asarray((X.T @ Y).toarray())   # V'X'Y, shape (d, L)
-        self.y_sq = float(Y.multiply(Y).sum())
-        if memo is not None:
-            memo.update(C=self.C, y_sq=self.y_sq)
+        self.C, self.y_sq = _rotated_labels(X, Y, memo, "C", plan,
+                                            lambda B: self.V.T @ B)   # V'X'Y, shape (d, L)
 
     def to_internal(self, W):
         return self.V.T @ W
@@ -191,16 +199,7 @@ class _TridiagEngine:
     def __init__(self, X, Y, l2_reg, tri: GramTridiag, memo: dict | None = None, plan=None):
         self.X, self.Y, self.l2_reg, self.tri = X, Y, l2_reg, tri
         self.P = SparseProducts(X)                                # X S, X' G (threaded)
-        d, L = X.shape[1], Y.shape[1]
-        if memo is not None and "Ct" in memo:                     # same X and Y as before
-            self.C, self.y_sq = memo["Ct"], memo["y_sq"]
-            return
-        self.C = None
-        if d * L <= _ROTATED_MAX_ENTRIES and _rotated_pays(X, Y, plan):
-            self.C = tri.rotate(np.asarray((X.T @ Y).toarray()))   # Q'X'Y, shape (d, L)
-        self.y_sq = float(Y.multiply(Y).sum())
-        if memo is not None:
-            memo.update(Ct=self.C, y_sq=self.y_sq)
+        self.C, self.y_sq = _rotated_labels(X, Y, memo, "Ct", plan, tri.rotate)  # Q'X'Y
 
     def to_internal(self, W):
         return np.zeros_like(W) if not W.any() else self.tri.rotate(W)   # Q'0 = 0
