@@ -180,12 +180,32 @@ def test_decoding_updates_label_precisions_with_the_gamma_posterior(a, b):
     (where dividing by ``a + 1/2`` and multiplying by it agree)."""
     rng = np.random.default_rng(11)
     Phi, Z = rng.normal(size=(3, 7)), rng.normal(size=(4, 3))
-    for n_iter in (2, 3):
+    for n_iter in (1, 2, 3):
         got = infer_labels(Phi, Z, noise_mean=0.3, noise_cov=0.1, gamma_shape=a, gamma_rate=b,
                            n_iter=n_iter)
         expected = _dense_inference(Phi, Z, noise_mean=0.3, noise_cov=0.1, a=a, b=b,
                                     n_iter=n_iter)
         np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
+
+
+def test_the_first_decoding_round_shares_one_factorisation_across_rows():
+    """With every entry at the prior variance c, the posterior is label_posterior's with
+    inv_alpha = c everywhere (one rank x rank system for all rows)."""
+    from mlx.methods.bcs import _uniform_posterior
+
+    rng = np.random.default_rng(13)
+    Phi, Z = rng.normal(size=(4, 9)), rng.normal(size=(6, 4))
+    for c in (0.05, 3.0):
+        mean, var, _, _ = label_posterior(Phi, Z, np.full((6, 9), c), noise_mean=0.4,
+                                          noise_cov=0.2)
+        got_mean, got_var = _uniform_posterior(Phi, Z, c, noise_mean=0.4, noise_cov=0.2,
+                                               with_cov=True)
+        np.testing.assert_allclose(got_mean, mean, rtol=1e-11, atol=1e-13)
+        np.testing.assert_allclose(got_var, var, rtol=1e-11, atol=1e-13)
+        only, none = _uniform_posterior(Phi, Z, c, noise_mean=0.4, noise_cov=0.2,
+                                        with_cov=False)
+        assert none is None
+        np.testing.assert_array_equal(only, got_mean)
 
 
 @pytest.mark.parametrize("with_cov", [True, False])
