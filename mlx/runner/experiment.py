@@ -12,7 +12,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import yaml
-from tqdm import tqdm
 
 import mlx
 from mlx.config import Config
@@ -55,6 +54,8 @@ class RunSummary:
 
 def _echo(msg: str, quiet: bool) -> None:
     if not quiet:
+        from tqdm import tqdm  # 35 ms to import (it reads package metadata): on use
+
         tqdm.write(msg)
 
 

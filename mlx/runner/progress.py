@@ -17,8 +17,6 @@ import os
 import threading
 import time
 
-from tqdm import tqdm
-
 __all__ = ["Progress", "fmt_duration", "heartbeat_seconds"]
 
 DEFAULT_HEARTBEAT = 30.0
@@ -60,6 +58,8 @@ class Progress:
         self._lock = threading.RLock()
         self._last_output = self.started
         self._stop = threading.Event()
+        from tqdm import tqdm  # 35 ms to import (it reads package metadata): on use
+
         self._bar = tqdm(total=total, desc=desc, unit="cell", disable=quiet or not bar
                          or not total, leave=False)
         self._thread = None
@@ -127,6 +127,8 @@ class Progress:
     def _write(self, line: str) -> None:
         self._last_output = self.clock()
         if not self.quiet:
+            from tqdm import tqdm
+
             tqdm.write(line)
 
     def _beat(self) -> None:
