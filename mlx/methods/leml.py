@@ -8,7 +8,6 @@ import time
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
-from scipy.sparse.linalg import svds
 
 from mlx.errors import DivergenceError
 from mlx.methods._auto import fit_holdout, is_auto, log_grid
@@ -614,6 +613,8 @@ class LEML(BaseMethod):
             _, evecs = scipy.linalg.eigh((P.T @ P).toarray(), check_finite=False)
             return np.ascontiguousarray(evecs[:, ::-1][:, :rank])
         v0 = rng.standard_normal(min(n, L))
+        from scipy.sparse.linalg import svds  # only for many labels: on use
+
         _, _, vt = svds(P, k=rank, v0=v0, solver="arpack")
         return np.ascontiguousarray(vt[::-1].T)
 
