@@ -313,6 +313,12 @@ def main() -> int:
     methods = args.methods.split(",") if args.methods else multilabel_methods()
     if args.cpu_cost:
         return report_cpu_cost(datasets, methods, args.csv)
+    unknown = [m for m in methods if m not in multilabel_methods()]
+    if unknown:
+        print(f"bench_defaults: --methods: {', '.join(unknown)} not a method compared here "
+              f"(br-sq is for --cpu-cost only); valid: {', '.join(multilabel_methods())}",
+              file=sys.stderr)
+        return 2
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         warm_up(methods, args.jobs, Path(tmp))
