@@ -63,3 +63,13 @@ def test_the_input_is_kept_unless_overwrite():
     np.testing.assert_array_equal(G, keep)
     with pytest.raises(ValueError, match="square"):
         tridiagonalize(G[:, :3])
+
+
+def test_a_system_that_is_not_positive_definite_is_solved_by_pivoting():
+    """Rounding can make a shifted system fail the positive-definite factorisation; the
+    solve then falls back to LU with partial pivoting and still gives the solution."""
+    G = np.diag([4.0, -3.0, 2.0, 1.0]) + 0.5 * (np.eye(4, k=1) + np.eye(4, k=-1))
+    tri = tridiagonalize(G)
+    B = np.arange(8.0).reshape(4, 2)
+    got = tri.unrotate(tri.solve(tri.rotate(B), 0.1))
+    np.testing.assert_allclose(got, np.linalg.solve(G + 0.1 * np.eye(4), B), rtol=1e-12)
