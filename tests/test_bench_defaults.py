@@ -48,3 +48,14 @@ def test_the_summary_names_each_loss_to_the_constant_and_the_fallback(tmp_path):
                                          if m in losses)
     assert cplst["prior"] in ("constant",) or cplst["prior"] >= 0
     assert cplst["shift"] >= 0
+
+
+def test_a_method_name_it_does_not_compare_is_a_one_line_error(monkeypatch, capsys):
+    bench = _module()
+    monkeypatch.setattr("sys.argv", ["bench_defaults.py", "--methods", "br-sq,leml",
+                                     "--datasets", "scene"])
+    assert bench.main() == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("bench_defaults: --methods: br-sq not a method compared here "
+                          "(br-sq is for --cpu-cost only); valid: bcs, br, cplst, leml")
+    assert "\n" not in err
