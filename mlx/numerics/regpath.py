@@ -15,9 +15,10 @@ fitted values are ``U diag(s / (s + lam)) U'T``, so with ``q_i = ||U_i'T||^2`` a
 eigendecomposition (``U_i'T = V_i'X'T / sqrt(s_i)``) or the dual one of ``XX'``, whichever is
 smaller (:func:`spectrum`).
 
-:class:`RidgePath` does not need the eigenvectors: by default it reduces the Gram matrix to
-tridiagonal form (the first, and cheapest, stage of an eigendecomposition) and evaluates
-``RSS`` at each penalty by one tridiagonal solve (see the class).
+:class:`RidgePath` need not compute the eigenvectors: where a cost model of the sizes predicts
+it cheaper (:func:`tridiag_pays`), it reduces the Gram matrix to tridiagonal form (the first,
+and cheapest, stage of an eigendecomposition) and evaluates ``RSS`` at each penalty by one
+tridiagonal solve (see the class).
 """
 
 from __future__ import annotations
@@ -221,13 +222,13 @@ def tridiag_pays(dim: int, m: int, leverage_rows: int = 0) -> bool:
 
     Seconds on one core of a 2020s x86 machine (OpenBLAS; only the speed of a fit depends on
     them): the eigendecomposition ``1.4e-10 dim^3``, the tridiagonal reduction
-    ``4.5e-11 dim^3`` (a third), a tridiagonal solve ``6e-9`` a right-hand side entry (34 of
-    them along the path), a product with the eigenvectors or the reflectors ``1e-10 dim^2``
+    ``4.5e-11 dim^3`` (a third), a tridiagonal solve ``6e-9`` a right-hand side entry (one per
+    penalty of :func:`path_grid`), a product with the eigenvectors or the reflectors ``1e-10 dim^2``
     a column (the tridiagonal route's leverage rotates each row: ``dim^2`` a row, where the
     eigenvectors take the sparse row as it is)."""
     d, m, r = float(dim), float(m), float(leverage_rows)
     eigh = 1.4e-10 * d ** 3 + 1e-10 * d * d * m
-    tri = 4.5e-11 * d ** 3 + 34 * 6e-9 * d * m + 1e-10 * d * d * (m + r)
+    tri = 4.5e-11 * d ** 3 + path_grid(1.0).size * 6e-9 * d * m + 1e-10 * d * d * (m + r)
     return tri < eigh
 
 
