@@ -65,9 +65,9 @@ def random_multilabel(seed=0, n=30, d=5, L=6, *, density=0.7, positive_rate=0.3,
     return X, Y, observed
 
 
-def tolerance_at_equality(change: float, scale: float) -> float:
+def exact_tolerance(change: float, scale: float):
     """A relative tolerance ``tol`` with ``tol * scale == change`` exactly in floating point,
-    to test a stopping rule at its boundary (``change <= tol * |scale|`` must stop)."""
+    or None when no float has that product (rounding can skip it)."""
     import numpy as np
 
     tol = change / scale
@@ -75,6 +75,13 @@ def tolerance_at_equality(change: float, scale: float) -> float:
         tol = np.nextafter(tol, 1.0)
     while tol * scale > change:
         tol = np.nextafter(tol, 0.0)
-    if tol * scale != change:
+    return tol if tol * scale == change else None
+
+
+def tolerance_at_equality(change: float, scale: float) -> float:
+    """A relative tolerance ``tol`` with ``tol * scale == change`` exactly in floating point,
+    to test a stopping rule at its boundary (``change <= tol * |scale|`` must stop)."""
+    tol = exact_tolerance(change, scale)
+    if tol is None:
         pytest.fail("no tolerance equals this relative change exactly")
     return tol

@@ -63,27 +63,34 @@ def draw_projection(rng: np.random.Generator, rank: int, n_labels: int) -> np.nd
 
 
 class _PairProducts:
-    """``P[a * rank + b, l] = Phi[a, l] Phi[b, l]``, in blocks of ``a``.
+    """``P[p, l] = Phi[a_p, l] Phi[b_p, l]`` for the pairs ``a_p <= b_p`` of rows of ``Phi``
+    (the upper triangle, row by row), in blocks of pairs.
 
-    ``G = (D @ P.T).reshape(m, rank, rank)`` is ``Phi diag(d_i) Phi'`` for every row ``d_i``
-    of ``D``: one matrix product for all rows. Blocks larger than ``_WORK_ENTRIES`` are built
-    on demand instead of stored.
+    ``(D @ P.T)`` holds the upper triangle of ``Phi diag(d_i) Phi'`` for every row ``d_i`` of
+    ``D``: one matrix product for all rows, and half the work of all ``rank^2`` pairs, since
+    the matrix is symmetric. Blocks larger than ``_WORK_ENTRIES`` are built on demand
+    instead of stored.
     """
 
     def __init__(self, Phi: np.ndarray):
         self.Phi = Phi
         k, L = Phi.shape
-        step = max(1, _WORK_ENTRIES // max(1, k * L))
-        self.blocks = [slice(a, min(a + step, k)) for a in range(0, k, step)]
+        self.rows, self.cols = np.triu_indices(k)
+        self.twice = np.where(self.rows == self.cols, 1.0, 2.0)   # off-diagonal pairs count twice
+        step = max(1, _WORK_ENTRIES // max(1, L))
+        self.blocks = [slice(a, min(a + step, self.rows.size))
+                       for a in range(0, self.rows.size, step)]
         self._stored = [self._make(self.blocks[0])] if len(self.blocks) == 1 else None
 
     def _make(self, block: slice) -> np.ndarray:
-        Phi = self.Phi
-        return (Phi[block, None, :] * Phi[None, :, :]).reshape(-1, Phi.shape[1])
+        return self.Phi[self.rows[block]] * self.Phi[self.cols[block]]
 
     def __iter__(self):
+        """``(a, b, w, P)`` per block of pairs: their row indices, 1 on the diagonal and 2
+        off it, and their products."""
         for i, block in enumerate(self.blocks):
-            yield block, (self._stored[i] if self._stored is not None else self._make(block))
+            yield (self.rows[block], self.cols[block], self.twice[block],
+                   self._stored[i] if self._stored is not None else self._make(block))
 
 
 def label_posterior(Phi: np.ndarray, resid: np.ndarray, inv_alpha: np.ndarray, *,
@@ -133,7 +140,6 @@ def label_posterior(Phi: np.ndarray, resid: np.ndarray, inv_alpha: np.ndarray, *
     n = resid.shape[0]
     if pairs is None:
         pairs = _PairProducts(Phi)
-    eye = np.eye(k)
     diag = np.arange(k)
     mean = np.empty((n, L))
     var = np.empty((n, L)) if with_cov else None
@@ -145,26 +151,58 @@ def label_posterior(Phi: np.ndarray, resid: np.ndarray, inv_alpha: np.ndarray, *
         D = inv_alpha[rows]
         m = D.shape[0]
         G = np.empty((m, k, k))
-        for block, P in pairs:                                    # G_i = Phi D_i Phi'
-            G[:, block, :] = (D @ P.T).reshape(m, -1, k)
+        for a, b, _, P in pairs:                                  # G_i = Phi D_i Phi'
+            G[:, a, b] = G[:, b, a] = D @ P.T
         B = G.copy()
         B[:, diag, diag] += noise_mean                            # noise_mean I + G_i
         s = np.linalg.solve(B, resid[rows, :, None])[:, :, 0]
         mean[rows] = D * (s @ Phi)                                # D_i Phi' B^-1 r_i
         if not with_cov:
             continue
-        B = G + noise_cov * eye                                   # noise_cov I + G_i
-        Binv = np.linalg.inv(B)
+        G[:, diag, diag] += noise_cov                             # B = noise_cov I + G_i
+        Binv, logdet_B = _spd_inverse(G)                          # lower triangles
         q = np.zeros((m, L))
-        for block, P in pairs:                                    # q_il = phi_l' B^-1 phi_l
-            q += Binv[:, block, :].reshape(m, -1) @ P
+        for a, b, w, P in pairs:                                  # q_il = phi_l' B^-1 phi_l
+            q += (Binv[:, b, a] * w) @ P                          # B^-1 is symmetric
         var[rows] = np.maximum(D - D * D * q, 0.0)
-        _, logdet_B = np.linalg.slogdet(B)
         with np.errstate(divide="ignore"):
             log_d = np.where(D > 0, np.log(D), 0.0)
         logdet[rows] = log_d.sum(axis=1) - logdet_B + k * np.log(noise_cov)
-        trace[rows] = noise_cov * np.einsum("mab,mab->m", G, Binv)
+        # tr(G_i B^-1) = tr(I - noise_cov B^-1)
+        trace[rows] = noise_cov * (k - noise_cov * np.trace(Binv, axis1=1, axis2=2))
     return mean, var, logdet, trace
+
+
+SPD_LOOP_MIN = 24
+"""Order from which :func:`_spd_inverse` factorises matrix by matrix with LAPACK's Cholesky
+routines (half the work of numpy's stacked LU inverse and determinant, and the call per
+matrix costs less than the work saved)."""
+
+
+def _spd_inverse(B: np.ndarray):
+    """Inverses and log-determinants of a stack ``B`` of symmetric positive definite
+    matrices, shape (m, k, k): ``(Binv, logdet)``, where only the lower triangle of each
+    ``Binv[i]`` is meant to be read (the upper one may hold anything). ``B`` is overwritten.
+
+    From order :data:`SPD_LOOP_MIN` on, one Cholesky factorisation a matrix (``dpotrf``, then
+    ``dpotri``; the log-determinant is twice the sum of the logs of the factor's diagonal),
+    else, and for a matrix whose factorisation fails, numpy's LU inverse and ``slogdet``."""
+    m, k = B.shape[0], B.shape[1]
+    if k < SPD_LOOP_MIN:
+        return np.linalg.inv(B), np.linalg.slogdet(B)[1]
+    from scipy.linalg import lapack
+
+    logdet = np.empty(m)
+    for i in range(m):
+        c, info = lapack.dpotrf(B[i], lower=1, clean=0, overwrite_a=0)
+        if info == 0:
+            logdet[i] = 2.0 * np.log(np.diagonal(c)).sum()
+            c, info = lapack.dpotri(c, lower=1, overwrite_c=1)
+        if info != 0:
+            logdet[i] = np.linalg.slogdet(B[i])[1]
+            c = np.linalg.inv(B[i])
+        B[i] = c
+    return B, logdet
 
 
 def infer_labels(Phi: np.ndarray, Z: np.ndarray, *, noise_mean: float, noise_cov: float,
@@ -427,7 +465,7 @@ class BCS(BaseMethod):
         k = self.rank
         rng = np.random.default_rng(self.random_state)
         Phi = draw_projection(rng, k, L)
-        pairs = _PairProducts(Phi)
+        pairs = None                                              # built for latent entries
 
         sigma2, chi2 = float(self.sigma) ** 2, float(self.chi) ** 2
         tau2 = sigma2 + chi2
@@ -471,6 +509,7 @@ class BCS(BaseMethod):
             Zhat = np.asarray(X @ W)
             if latent is not None:
                 # 2. (q(Z), q(Y^U)) given W and alpha; 3. q(alpha).
+                pairs = _PairProducts(Phi) if pairs is None else pairs
                 mu, var, logdet, trace = label_posterior(
                     Phi, Zhat - C, inv_alpha, noise_mean=tau2, noise_cov=chi2, pairs=pairs)
                 T = C + mu @ Phi.T

@@ -42,8 +42,13 @@ def _top_sets_match(scores, Y, s):
 # The per-instance kernel against dense linear algebra
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("k,L", [(3, 9), (7, 5)])
-def test_label_posterior_matches_dense_inverses(k, L):
+@pytest.mark.parametrize("loop_min", [None, 1])
+@pytest.mark.parametrize("k,L", [(3, 9), (7, 5), (30, 40)])
+def test_label_posterior_matches_dense_inverses(monkeypatch, k, L, loop_min):
+    """Both routes of the inverses: numpy's stacked LU and, from ``SPD_LOOP_MIN`` on, one
+    Cholesky factorisation a matrix."""
+    if loop_min is not None:
+        monkeypatch.setattr(bcs_module, "SPD_LOOP_MIN", loop_min)
     rng = np.random.default_rng(0)
     n = 6
     Phi = rng.normal(size=(k, L))
@@ -69,6 +74,21 @@ def test_label_posterior_matches_dense_inverses(k, L):
         assert logdet[i] == pytest.approx(np.linalg.slogdet(cov)[1] if U.size else 0.0,
                                           rel=1e-9, abs=1e-10)
         assert trace[i] == pytest.approx(np.trace(P @ cov @ P.T), rel=1e-9, abs=1e-12)
+
+
+def test_spd_inverse_falls_back_to_lu_where_the_cholesky_factorisation_fails(monkeypatch):
+    """A matrix that is not positive definite gets numpy's inverse and log |det|; the others
+    in the stack keep their Cholesky inverses (lower triangles)."""
+    monkeypatch.setattr(bcs_module, "SPD_LOOP_MIN", 1)
+    rng = np.random.default_rng(2)
+    A = rng.normal(size=(3, 4, 4))
+    B = A @ A.transpose(0, 2, 1) + 0.5 * np.eye(4)
+    B[1] = np.diag([2.0, -1.0, 3.0, 0.5])                         # indefinite
+    inv, logdet = bcs_module._spd_inverse(B.copy())
+    for i in range(3):
+        np.testing.assert_allclose(np.tril(inv[i]), np.tril(np.linalg.inv(B[i])),
+                                   rtol=1e-10, atol=1e-12)
+        assert logdet[i] == pytest.approx(np.linalg.slogdet(B[i])[1], rel=1e-12)
 
 
 def test_label_posterior_is_the_same_in_small_chunks(monkeypatch):
