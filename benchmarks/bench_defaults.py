@@ -27,8 +27,10 @@ The test split is read only to print this report, never to choose anything.
 (``time.process_time``: on a machine shared with other jobs wall times move with their load,
 CPU seconds far less): each method fitted directly on the training rows (with the bias
 column, the default rank and ``random_state=0``) with its defaults, then once with the
-parameter fixed at the value ``auto`` chose, after a warm-up fit; ``br-sq`` is BR with the
-squared loss (its ``l2_reg`` path). A set without an official split is measured on a random
+parameter fixed at the value ``auto`` chose, after a warm-up fit; ``--repeat`` (3) fits of
+each, interleaved, and the ratio of their medians (a process's first fit at a size pays
+first-touch costs the next ones do not; ``first x`` is the ratio of the first two alone);
+``br-sq`` is BR with the squared loss (its ``l2_reg`` path). A set without an official split is measured on a random
 70% of its rows.
 
     nice -n 10 python benchmarks/bench_defaults.py                  # every present set
@@ -235,9 +237,10 @@ def summarise(ds: str, frame: pd.DataFrame, methods: list[str], chosen: dict,
     return [const_row] + rows
 
 
-def cpu_cost(ds: str, methods: list[str]) -> list[dict]:
+def cpu_cost(ds: str, methods: list[str], repeat: int = 3) -> list[dict]:
     """CPU seconds of one default fit over one fit at the value ``auto`` chose, per method
-    (see the module docstring)."""
+    (see the module docstring): the medians of ``repeat`` fits of each, interleaved
+    (``first x``: the ratio of the first two alone)."""
     import time
 
     import scipy.sparse as sp
@@ -276,25 +279,30 @@ def cpu_cost(ds: str, methods: list[str]) -> list[dict]:
         if reason:                                # as a run would: e.g. CPLST's dense d x d
             out.append({"dataset": ds, "method": m, "note": f"skipped: {reason}"[:80]})
             continue
+        def timed(**params):
+            clear_gram_cache()                    # no factorisation carried over between fits
+            t = time.process_time()
+            model = cls(**kw, random_state=0, **params).fit(X, Y)
+            return model, time.process_time() - t
+
         try:
             warm = max(60, 2 * rank)                  # more rows than a rank-limited model needs
             cls(**kw, random_state=0).fit(X[:warm], Y[:warm])                  # warm-up
-            clear_gram_cache()
-            t = time.process_time()
-            auto = cls(**kw, random_state=0).fit(X, Y)
-            t_auto = time.process_time() - t
-            value = auto.auto_[param].value
-            clear_gram_cache()
-            t = time.process_time()
-            cls(**kw, random_state=0, **{param: value}).fit(X, Y)
-            t_fixed = time.process_time() - t
+            t_auto, t_fixed = [], []
+            for _ in range(repeat):                   # interleaved: both see the same machine
+                auto, t = timed()
+                t_auto.append(t)
+                value = auto.auto_[param].value
+                t_fixed.append(timed(**{param: value})[1])
         except Exception as exc:                  # e.g. a method that skips these dimensions
             out.append({"dataset": ds, "method": m, "note": str(exc)[:80]})
             continue
         prior = auto.auto_.get("prior_weight")
+        t_a, t_f = float(np.median(t_auto)), float(np.median(t_fixed))
         out.append({"dataset": ds, "method": m, "auto": value,
                     "prior": None if prior is None else prior.value,
-                    "auto cpu s": t_auto, "fixed cpu s": t_fixed, "cost x": t_auto / t_fixed})
+                    "auto cpu s": t_a, "fixed cpu s": t_f, "cost x": t_a / t_f,
+                    "first x": t_auto[0] / t_fixed[0]})
     return out
 
 
@@ -308,11 +316,13 @@ def main() -> int:
     ap.add_argument("--csv", default=None, help="also write the table to this file")
     ap.add_argument("--cpu-cost", action="store_true",
                     help="only the cost of auto, in CPU seconds (see above)")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="--cpu-cost: fits of each kind, interleaved; their medians are compared")
     args = ap.parse_args()
     datasets = args.datasets.split(",") if args.datasets else multilabel_datasets()
     methods = args.methods.split(",") if args.methods else multilabel_methods()
     if args.cpu_cost:
-        return report_cpu_cost(datasets, methods, args.csv)
+        return report_cpu_cost(datasets, methods, args.csv, max(1, args.repeat))
     unknown = [m for m in methods if m not in multilabel_methods()]
     if unknown:
         print(f"bench_defaults: --methods: {', '.join(unknown)} not a method compared here "
@@ -360,10 +370,11 @@ def main() -> int:
     return 0
 
 
-def report_cpu_cost(datasets: list[str], methods: list[str], csv: str | None) -> int:
+def report_cpu_cost(datasets: list[str], methods: list[str], csv: str | None,
+                    repeat: int = 3) -> int:
     rows = []
     for ds in datasets:
-        part = cpu_cost(ds, methods)
+        part = cpu_cost(ds, methods, repeat)
         rows += part
         with pd.option_context("display.width", 250, "display.max_columns", 30):
             print(pd.DataFrame(part).to_string(index=False, float_format=lambda x: f"{x:.4g}"),
