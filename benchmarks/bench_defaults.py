@@ -26,12 +26,12 @@ The test split is read only to print this report, never to choose anything.
 ``--cpu-cost`` measures only the cost of ``auto``, in CPU seconds of this process
 (``time.process_time``: on a machine shared with other jobs wall times move with their load,
 CPU seconds far less): each method fitted directly on the training rows (with the bias
-column, the default rank and ``random_state=0``) with its defaults, then once with the
+column, the default rank and ``random_state=0``) with its defaults, then with the
 parameter fixed at the value ``auto`` chose, after a warm-up fit; ``--repeat`` (3) fits of
 each, interleaved, and the ratio of their medians (a process's first fit at a size pays
 first-touch costs the next ones do not; ``first x`` is the ratio of the first two alone);
-``br-sq`` is BR with the squared loss (its ``l2_reg`` path). A set without an official split is measured on a random
-70% of its rows.
+``br-sq`` is BR with the squared loss (its ``l2_reg`` path). A set without an official split is
+measured on a random 70% of its rows.
 
     nice -n 10 python benchmarks/bench_defaults.py                  # every present set
     python benchmarks/bench_defaults.py --datasets scene,yeast --no-tuned

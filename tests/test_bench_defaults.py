@@ -59,3 +59,45 @@ def test_a_method_name_it_does_not_compare_is_a_one_line_error(monkeypatch, caps
     assert err.startswith("bench_defaults: --methods: br-sq not a method compared here "
                           "(br-sq is for --cpu-cost only); valid: bcs, br, cplst, leml")
     assert "\n" not in err
+
+
+def test_cpu_cost_compares_the_medians_of_interleaved_fits(monkeypatch):
+    """``--repeat`` fits of each kind, auto and fixed in turn after an untimed warm-up; the
+    ratio of their medians, and the first pair's ratio beside it."""
+    import time
+    from types import SimpleNamespace
+
+    import mlx.data.catalog as catalog
+    from mlx.methods import METHODS
+    from tests.conftest import random_multilabel
+
+    X, Y, _ = random_multilabel(0, n=80, d=6, L=5)
+    monkeypatch.setattr(catalog, "resolve_dataset", lambda name, source=None: name)
+    monkeypatch.setattr(catalog, "dataset_info", lambda name: {"files": {"test": "t"}})
+    monkeypatch.setattr(catalog, "load_split",
+                        lambda spec: SimpleNamespace(train=SimpleNamespace(X=X, Y=Y)))
+    durations = iter([5.0, 1.0, 1.0, 1.0, 3.0, 2.0])        # auto, fixed, auto, fixed, ...
+    clock = {"t": 0.0, "started": False}
+
+    def process_time():                                     # each fit takes its duration
+        if clock["started"]:
+            clock["t"] += next(durations)
+        clock["started"] = not clock["started"]
+        return clock["t"]
+
+    monkeypatch.setattr(time, "process_time", process_time)
+    cls = METHODS.get("cplst")
+    fit, calls = cls.fit, []
+
+    def counted(self, *args, **kwargs):
+        calls.append((self.l2_reg, args[0].shape[0]))
+        return fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(cls, "fit", counted)
+    bench = _module()
+    (row,) = bench.cpu_cost("synthetic", ["cplst"], repeat=3)
+    assert calls[0] == ("auto", 60)                         # the warm-up, on 60 rows
+    assert [c[0] == "auto" for c in calls[1:]] == [True, False] * 3
+    assert all(c[1] == 80 for c in calls[1:])
+    assert row["auto cpu s"] == 3.0 and row["fixed cpu s"] == 1.0
+    assert row["cost x"] == 3.0 and row["first x"] == 5.0

@@ -16,7 +16,7 @@ from mlx.methods import _auto
 from mlx.methods import bcs as bcs_module
 from mlx.methods._auto import PRIOR
 from mlx.methods.bcs import BCS, infer_labels, label_posterior
-from tests.conftest import random_multilabel, exact_tolerance
+from tests.conftest import exact_tolerance, random_multilabel
 
 
 def _problem(seed=0, n=30, d=5, L=7, mask=None):
