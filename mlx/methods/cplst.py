@@ -27,8 +27,10 @@ __all__ = ["CPLST"]
 log = logging.getLogger(__name__)
 
 DENSE_MAX = 20000
-"""Largest ``n_features`` or ``n_labels`` CPLST accepts: it needs dense square matrices of
-both sizes (20000^2 float64 is 3.2 GB)."""
+"""Largest order of a dense square matrix CPLST forms: the Gram matrix of the smaller of
+``n_samples`` and ``n_features`` (``X'X``, or ``XX'`` when there are fewer rows than
+features) and the ``n_labels x n_labels`` ``Yc' H Yc``; its ``n_features x n_labels``
+matrices may hold as many entries (20000^2 float64 is 3.2 GB)."""
 
 
 @METHODS.register("cplst")
@@ -49,9 +51,11 @@ class CPLST(BaseMethod):
         scores(x) = x' W V' + mu'.
 
     Computation: ``X'Yc = X'Y - (X'1) mu'`` from the sparse ``X'Y``;
-    ``A = (X'X + l2_reg I)^-1 X'Yc`` by one Cholesky factorisation;
-    ``Yc' H Yc = (X'Yc)' A`` (n_labels x n_labels); then ``W = A V``. Cost
-    ``O(nnz(X) d + d^3 + d^2 L + d L^2 + L^3)`` for ``d = n_features``, ``L = n_labels``.
+    ``A = (X'X + l2_reg I)^-1 X'Yc`` by one Cholesky factorisation, or, with fewer rows than
+    features, ``A = X'(XX' + l2_reg I)^-1 Yc`` (the same matrix, from the ``n x n`` Gram
+    matrix); ``Yc' H Yc = (X'Yc)' A`` (n_labels x n_labels); then ``W = A V``. Cost
+    ``O(nnz(X) m + m^3 + m^2 L + d L^2 + L^3)`` for ``m = min(n_samples, n_features)``,
+    ``d = n_features``, ``L = n_labels``.
 
     Parameters
     ----------
@@ -141,11 +145,19 @@ class CPLST(BaseMethod):
     def skip(self, context) -> str | None:
         """Decline missing labels, and problems whose dense matrices would not fit."""
         reason = super().skip(context)
-        d, L = context.n_features, context.n_labels
-        if reason is None and max(d, L) > DENSE_MAX:
-            reason = (f"{self.name} needs dense n_features x n_features and n_labels x n_labels "
-                      f"matrices; n_features={d}, n_labels={L} exceed {DENSE_MAX}")
-        return reason
+        if reason is not None:
+            return reason
+        n, d, L = context.n_samples, context.n_features, context.n_labels
+        if L > DENSE_MAX:
+            return (f"{self.name} needs a dense n_labels x n_labels matrix; n_labels={L} "
+                    f"exceeds {DENSE_MAX}")
+        if min(n, d) > DENSE_MAX:
+            return (f"{self.name} needs a dense Gram matrix of order min(n_samples, "
+                    f"n_features); n_samples={n} and n_features={d} both exceed {DENSE_MAX}")
+        if d * L > DENSE_MAX ** 2:
+            return (f"{self.name} needs dense n_features x n_labels matrices; n_features={d} "
+                    f"x n_labels={L} exceeds {DENSE_MAX}^2 entries")
+        return None
 
     def _fit(self, X, Y, *, observed=None):
         """Fit the label projection and the ridge weights.
@@ -179,6 +191,10 @@ class CPLST(BaseMethod):
         B = (X.T @ P).toarray() - np.outer(col_sums, mean)                # X'Yc  (d, L)
         if is_auto(self.l2_reg):                                          # GCV on the ridge path
             A, path = self._gcv_solve(X, P, B, mean)
+        elif d > n:                           # fewer rows than features: the n x n Gram XX'
+            K = gram(X, rows=True)                                        # XX'   (n, n)
+            Z = psd_solve(K, P.toarray() - mean, float(self.l2_reg), overwrite_a=True)
+            A = np.asarray(X.T @ Z)                                       # X'(XX' + lam I)^-1 Yc
         else:
             G = gram(X)                                                   # X'X   (d, d)
             A = psd_solve(G, B, float(self.l2_reg), overwrite_a=True)     # (X'X + lam I)^-1 X'Yc

@@ -115,8 +115,9 @@ def test_missing_labels_declined():
         "cplst does not support missing labels"
     assert model.skip(FitContext(n_samples=10, n_features=5, n_labels=3,
                                  observed_ratio=1.0)) is None
-    assert "n_features=30000" in model.skip(FitContext(n_samples=10, n_features=30000,
+    assert "n_features=30000" in model.skip(FitContext(n_samples=30000, n_features=30000,
                                                        n_labels=3))
+    assert model.skip(FitContext(n_samples=10, n_features=30000, n_labels=3)) is None
     X, Y = _problem()
     partial = sp.csr_matrix(np.random.default_rng(0).random(Y.shape) < 0.5, dtype=float)
     with pytest.raises(ValueError, match="CPLST does not support missing labels"):

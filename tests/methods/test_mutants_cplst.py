@@ -78,21 +78,55 @@ def test_the_top_eigenvectors_of_the_symmetrised_matrix_in_decreasing_order():
         np.testing.assert_allclose(M @ model.H_, model.H_ * model.eigenvalues_, atol=1e-10)
 
 
-def test_size_limit_is_inclusive_and_its_message_names_both_sizes():
+def test_size_limits_are_inclusive_and_each_message_names_its_sizes():
+    """The Gram matrix is of order min(n_samples, n_features): a set with more features than
+    the limit runs when its rows are fewer (the n x n Gram); n_labels x n_labels and
+    n_features x n_labels are bounded too."""
     model = CPLST()
     limit = cplst_module.DENSE_MAX
     ok = [FitContext(n_samples=10, n_features=limit, n_labels=3),
-          FitContext(n_samples=10, n_features=3, n_labels=limit)]
-    assert [model.skip(c) for c in ok] == [None, None]
-    assert model.skip(FitContext(n_samples=10, n_features=limit + 1, n_labels=3)) == (
-        f"cplst needs dense n_features x n_features and n_labels x n_labels matrices; "
-        f"n_features={limit + 1}, n_labels=3 exceed {limit}")
+          FitContext(n_samples=10, n_features=3, n_labels=limit),
+          FitContext(n_samples=limit, n_features=limit + 1, n_labels=3),
+          FitContext(n_samples=10, n_features=limit * 100, n_labels=limit // 100)]
+    assert [model.skip(c) for c in ok] == [None] * 4
     assert model.skip(FitContext(n_samples=10, n_features=5, n_labels=limit + 1)) == (
-        f"cplst needs dense n_features x n_features and n_labels x n_labels matrices; "
-        f"n_features=5, n_labels={limit + 1} exceed {limit}")
+        f"cplst needs a dense n_labels x n_labels matrix; n_labels={limit + 1} exceeds {limit}")
+    assert model.skip(FitContext(n_samples=limit + 1, n_features=limit + 2, n_labels=3)) == (
+        f"cplst needs a dense Gram matrix of order min(n_samples, n_features); "
+        f"n_samples={limit + 1} and n_features={limit + 2} both exceed {limit}")
+    assert model.skip(FitContext(n_samples=10, n_features=limit * 100 + 1,
+                                 n_labels=limit // 100)) == (
+        f"cplst needs dense n_features x n_labels matrices; n_features={limit * 100 + 1} "
+        f"x n_labels={limit // 100} exceeds {limit}^2 entries")
     # missing labels are the first reason, whatever the size
-    assert model.skip(FitContext(n_samples=10, n_features=limit + 1, n_labels=3,
+    assert model.skip(FitContext(n_samples=10, n_features=5, n_labels=limit + 1,
                                  observed_ratio=0.5)) == "cplst does not support missing labels"
+
+
+@pytest.mark.parametrize("l2_reg", [0.0, 0.7])
+def test_a_fit_with_fewer_rows_than_features_never_forms_the_feature_gram(monkeypatch,
+                                                                           l2_reg):
+    """With n < d a fixed penalty solves with XX' (n x n): the same model as with X'X."""
+    X, Y = _problem(11, n=12, d=30, L=7)
+    import mlx.methods.cplst as module
+
+    real = module.gram
+    orders = []
+
+    def watched(A, rows=False):
+        G = real(A, rows=rows)
+        orders.append(G.shape[0])
+        return G
+
+    monkeypatch.setattr(module, "gram", watched)
+    model = CPLST(rank=3, l2_reg=l2_reg).fit(X, Y)
+    assert orders == [12]
+    Xd, Yd = X.toarray(), Y.toarray()
+    Yc = Yd - Yd.mean(axis=0)
+    A = np.linalg.pinv(Xd.T @ Xd + l2_reg * np.eye(30)) @ Xd.T @ Yc   # the d x d route
+    evals, evecs = np.linalg.eigh(Yc.T @ Xd @ A)
+    V = evecs[:, np.argsort(evals)[::-1][:3]]
+    np.testing.assert_allclose(model.W_ @ model.H_.T, A @ V @ V.T, atol=1e-9)
 
 
 def test_a_partial_mask_is_refused_with_the_full_message():
