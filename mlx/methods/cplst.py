@@ -1,9 +1,10 @@
 """CPLST: conditional principal label space transformation (Chen and Lin, NIPS 2012).
 
-Everything is computed from three small dense matrices, ``X'X`` (n_features x n_features),
-``X'Y`` (n_features x n_labels) and ``Y'HY`` (n_labels x n_labels); neither the
-``n_samples x n_samples`` hat matrix nor a dense ``n_samples x n_labels`` label matrix is
-ever formed.
+Everything is computed from three dense matrices, ``X'X`` (n_features x n_features),
+``X'Y`` (n_features x n_labels) and ``Y'HY`` (n_labels x n_labels); the ``n_samples x
+n_samples`` hat matrix is never formed. With fewer rows than features the Gram matrix is
+``XX'`` (n_samples x n_samples) instead, and the centred labels are then formed densely
+(n_samples x n_labels).
 """
 
 from __future__ import annotations
