@@ -196,8 +196,8 @@ def test_rotated_path_without_the_cached_projection(monkeypatch):
 @pytest.mark.parametrize("l2_reg", [0.3, 0.0], ids=["tridiagonal", "eigendecomposition"])
 def test_row_side_eig_gives_the_feature_side_solution_on_wide_data(monkeypatch, rotated_max,
                                                                    l2_reg):
-    """Fewer rows than features, more features than EIG_MAX_FEATURES: the exact W-step
-    factorises X X' (n x n), never X'X, and lands on the same fit: from its tridiagonal form
+    """Fewer rows than features: the exact W-step factorises X X' (n x n), never X'X, and
+    lands on the fit of the X'X route (forced for the reference): from its tridiagonal form
     when l2_reg > 0, from its eigendecomposition (the minimum-norm solution) at 0."""
     X, Y, _ = _problem(8, n=20, d=50, L=7, density=0.3)
     X = sp.vstack([X, sp.csr_matrix((2, 50))]).tocsr()            # zero rows: s = 0 dropped
@@ -205,10 +205,11 @@ def test_row_side_eig_gives_the_feature_side_solution_on_wide_data(monkeypatch, 
     params = dict(rank=3, l2_reg=l2_reg, max_iter=6, tol=0, random_state=0)
     cache = leml_module.TRIDIAG_CACHE if l2_reg > 0 else leml_module.GRAM_CACHE
     clear_gram_cache()
-    reference = LEML(**params).fit(X, Y)                          # d = 50 <= 5000: X'X
+    with monkeypatch.context() as forced:
+        forced.setattr(leml_module, "_row_side", lambda X: False)
+        reference = LEML(**params).fit(X, Y)                      # the X'X route
     assert reference.w_solver_ == "eig" and X in cache
     clear_gram_cache()
-    monkeypatch.setattr(leml_module, "EIG_MAX_FEATURES", 30)
     if rotated_max is not None:
         monkeypatch.setattr(leml_module, "_ROTATED_MAX_ENTRIES", rotated_max)
     model = LEML(**params).fit(X, Y)

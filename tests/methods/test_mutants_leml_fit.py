@@ -133,13 +133,12 @@ def test_a_non_finite_objective_with_finite_factors_is_a_divergence(monkeypatch)
                                    "a larger l2_reg or fewer inner iterations (inner_max_iter)")
 
 
-@pytest.mark.parametrize("n,d,row_side", [(4, 5, False), (6, 6, False), (5, 6, True)])
-def test_the_exact_w_step_decomposes_x_x_only_with_more_features_than_the_limit_and_rows(
-        monkeypatch, n, d, row_side):
-    """``X X'`` with more than EIG_MAX_FEATURES features and fewer rows than features; at the
-    limit, or with as many rows as features, ``X'X``."""
+@pytest.mark.parametrize("n,d,row_side", [(4, 5, True), (6, 6, False), (7, 6, False),
+                                          (5, 6, True)])
+def test_the_exact_w_step_decomposes_x_x_only_with_fewer_rows_than_features(n, d, row_side):
+    """``X X'`` with fewer rows than features (the smaller Gram matrix); with as many rows as
+    features or more, ``X'X``."""
     X, Y, _ = _problem(24, n=n, d=d)
-    monkeypatch.setattr(leml_module, "EIG_MAX_FEATURES", 5)
     clear_gram_cache()
     model = LEML(rank=2, l2_reg=0.3, max_iter=2, tol=0, w_solver="eig").fit(X, Y)
     assert model.w_solver_ == "eig"
