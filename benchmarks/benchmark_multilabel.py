@@ -163,7 +163,9 @@ def _budget_section(data, datasets, labels, budgets) -> list[str]:
 
 
 def _run_times(manifests) -> list[str]:
-    """Wall time of each set's last `mlx run` (its manifest's start and finish)."""
+    """Wall time of each set's last `mlx run` (its manifest's start and finish). A last run
+    of some methods only (``--only``) did not time the set: it is named as such and left out
+    of the total."""
     from datetime import datetime
 
     spans = {}
@@ -173,15 +175,27 @@ def _run_times(manifests) -> list[str]:
                           for k in ("started", "finished"))
         except (KeyError, TypeError, ValueError):
             continue
-        spans[name] = ((end - start).total_seconds(), m.get("jobs"), m.get("n_reused", 0))
+        argv = list(m.get("argv") or [])
+        only = argv[argv.index("--only") + 1] if "--only" in argv[:-1] else None
+        spans[name] = ((end - start).total_seconds(), m.get("jobs"), m.get("n_reused", 0),
+                       only, m.get("n_cells"))
     if not spans:
         return []
-    parts = [f"{name} {sec / 60:.1f}" + (f" ({reused} cells reused)" if reused else "")
-             for name, (sec, _, reused) in spans.items()]
-    jobs = sorted({str(j) for _, j, _ in spans.values()})
-    total = sum(sec for sec, _, _ in spans.values())
+    parts = []
+    for name, (sec, _, reused, only, n_cells) in spans.items():
+        part = f"{name} {sec / 60:.1f}"
+        if only is not None:
+            part += f" (only {only}: {n_cells} cells)"
+        elif reused:
+            part += f" ({reused} cells reused)"
+        parts.append(part)
+    jobs = sorted({str(j) for _, j, _, _, _ in spans.values()})
+    whole = [sec for sec, _, _, only, _ in spans.values() if only is None]
+    partial = len(spans) - len(whole)
+    total = (f"total {sum(whole) / 60:.1f} minutes"
+             + (f" for the {len(whole)} sets whose last run ran every method" if partial else ""))
     return [f"Wall time of each set's last run, in minutes (`-j {'/'.join(jobs)}`): "
-            f"{'; '.join(parts)}; total {total / 60:.1f} minutes.", ""]
+            f"{'; '.join(parts)}; {total}.", ""]
 
 
 TREES = ("PLT", "Omikuji")

@@ -265,3 +265,22 @@ def test_html_report_is_led_by_the_summary_with_inlined_figures(tmp_path):
     assert f'src="data:image/svg+xml;base64,{base64.b64encode(svg).decode()}"' in lead
     assert "<code>make benchmark-multilabel</code>" in lead
     assert html.index('id="lead1"') < html.index('id="run1"')
+
+
+def test_wall_times_name_a_last_run_of_some_methods_only_and_leave_it_out_of_the_total():
+    manifests = {
+        "s1": {"started": "2026-01-01T10:00:00Z", "finished": "2026-01-01T10:06:00Z",
+               "jobs": 2, "n_cells": 40, "argv": ["mlx", "run", "-j", "2", "c/s1.yaml"]},
+        "s2": {"started": "2026-01-01T11:00:00Z", "finished": "2026-01-01T11:00:30Z",
+               "jobs": 2, "n_cells": 5,
+               "argv": ["mlx", "run", "-j", "2", "--only", "CPLST", "c/s2.yaml"]},
+        "s3": {"started": "2026-01-01T12:00:00Z", "finished": "2026-01-01T12:03:00Z",
+               "jobs": 2, "n_cells": 9, "n_reused": 4, "argv": ["mlx", "run", "c/s3.yaml"]},
+    }
+    line = _module()._run_times(manifests)[0]
+    assert line == ("Wall time of each set's last run, in minutes (`-j 2`): s1 6.0; s2 0.5 "
+                    "(only CPLST: 5 cells); s3 3.0 (4 cells reused); total 9.0 minutes for "
+                    "the 2 sets whose last run ran every method.")
+    del manifests["s2"]
+    assert _module()._run_times(manifests)[0].endswith("; s3 3.0 (4 cells reused); "
+                                                       "total 9.0 minutes.")
