@@ -73,18 +73,30 @@ def _rotated_labels(X, Y, memo, key: str, plan, rotate):
     return C, y_sq
 
 
+_GEMM_WEIGHT = 0.7
+"""Time of a flop of a dense matrix product relative to one of the Householder rotations
+(``dormqr``), for :func:`_rotated_pays`; measured on one core (36 against 26 GFLOP/s)."""
+_SPARSE_WEIGHT = 3.2
+"""Time of one of the ``2 nnz k`` multiply-adds of a sparse times dense product relative to a
+flop of the rotations (8 against 26 GFLOP/s on one core, delicious and bibtex)."""
+
+
 def _rotated_pays(X, Y, plan) -> bool:
     """Whether an exact engine should rotate ``X'Y`` once (``2 d^2 L`` flops, then
-    ``4 d L k`` an iteration) rather than rotate ``X'Y H`` and ``W`` at every iteration
-    (``4 d^2 k + 2 (nnz(X) + nnz(Y)) k``), for ``plan = (rank, iterations)``; None: always
-    (bibtex, k = 32, 10 iterations: once 1.4 GFLOP against 4.5; an eurlex-shaped set with
-    L = 3,993, k = 250, 5 iterations: 300 against 135)."""
+    ``4 d L k`` an iteration in dense products) rather than rotate ``X'Y H`` and ``W`` at every
+    iteration (``4 d^2 k`` flops and sparse products of ``2 (nnz(X) + nnz(Y)) k``), for
+    ``plan = (rank, iterations)``; None: always. Flops are weighted by their measured speed
+    (:data:`_GEMM_WEIGHT`, :data:`_SPARSE_WEIGHT`): sparse products run at a third of the
+    rotations' speed, dense products faster. Bibtex (k = 32, 10 iterations): once 1.3
+    against 5.0 (10^9 weighted flops); delicious (k = 197, 30 iterations): 8.9 against 25
+    (measured: 0.49 against 0.92 s a fit); an eurlex-shaped set (L = 3,993, k = 250, 5
+    iterations): 270 against 156."""
     if plan is None:
         return True
     k, iters = plan
     d, L = X.shape[1], Y.shape[1]
-    once = 2.0 * d * d * L + iters * 4.0 * d * L * k
-    each = iters * (4.0 * d * d * k + 2.0 * (X.nnz + Y.nnz) * k)
+    once = 2.0 * d * d * L + iters * 4.0 * d * L * k * _GEMM_WEIGHT
+    each = iters * (4.0 * d * d * k + 2.0 * (X.nnz + Y.nnz) * k * _SPARSE_WEIGHT)
     return once <= each
 
 

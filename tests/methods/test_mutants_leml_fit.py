@@ -212,9 +212,13 @@ def test_x_y_is_rotated_once_only_when_that_costs_less_than_rotating_every_itera
         Y = sp.random(n, L, density=y_row / L, format="csr", random_state=1)
         return X, Y
 
-    X, Y = shaped(4880, 1837, 159, 68, 2.4)        # bibtex: once 1.4 GFLOP, each time 4.5
+    X, Y = shaped(4880, 1837, 159, 68, 2.4)        # bibtex: once 1.3 GFLOP, each time 5.0
     assert leml_module._rotated_pays(X, Y, (32, 10))
     assert not leml_module._rotated_pays(X, Y, (32, 1))
+    X, Y = shaped(12920, 501, 983, 19.5, 19)      # delicious: sparse products weigh more
+    assert leml_module._rotated_pays(X, Y, (197, 30))
+    assert leml_module._rotated_pays(X, Y, (50, 10))  # 1.2 against 2.1 (1.0 unweighted)
+    assert not leml_module._rotated_pays(X, Y, (50, 1))
     X, Y = shaped(2000, 5000, 3993, 240, 5)       # eurlex-shaped labels: more than features
     assert not leml_module._rotated_pays(X, Y, (250, 5))
     assert leml_module._rotated_pays(X, Y, None)  # no plan (an engine built directly): always
