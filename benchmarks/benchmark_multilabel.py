@@ -185,15 +185,19 @@ def _run_times(manifests) -> list[str]:
     for name, (sec, _, reused, only, n_cells) in spans.items():
         part = f"{name} {sec / 60:.1f}"
         if only is not None:
-            part += f" (only {only}: {n_cells} cells)"
+            part += f" (only {only}: {n_cells} cell{'' if n_cells == 1 else 's'})"
         elif reused:
             part += f" ({reused} cells reused)"
         parts.append(part)
     jobs = sorted({str(j) for _, j, _, _, _ in spans.values()})
     whole = [sec for sec, _, _, only, _ in spans.values() if only is None]
     partial = len(spans) - len(whole)
-    total = (f"total {sum(whole) / 60:.1f} minutes"
-             + (f" for the {len(whole)} sets whose last run ran every method" if partial else ""))
+    if not whole:
+        total = "none of these runs ran every method of its set, so none times the set"
+    else:
+        total = (f"total {sum(whole) / 60:.1f} minutes"
+                 + (f" for the {len(whole)} set{'' if len(whole) == 1 else 's'} whose last run "
+                    f"ran every method" if partial else ""))
     return [f"Wall time of each set's last run, in minutes (`-j {'/'.join(jobs)}`): "
             f"{'; '.join(parts)}; {total}.", ""]
 

@@ -284,3 +284,8 @@ def test_wall_times_name_a_last_run_of_some_methods_only_and_leave_it_out_of_the
     del manifests["s2"]
     assert _module()._run_times(manifests)[0].endswith("; s3 3.0 (4 cells reused); "
                                                        "total 9.0 minutes.")
+    only = {"s4": {"started": "2026-01-01T11:00:00Z", "finished": "2026-01-01T11:00:30Z",
+                   "jobs": 1, "n_cells": 1, "argv": ["mlx", "run", "--only", "A", "c/s4.yaml"]}}
+    assert _module()._run_times(only)[0] == (
+        "Wall time of each set's last run, in minutes (`-j 1`): s4 0.5 (only A: 1 cell); none "
+        "of these runs ran every method of its set, so none times the set.")
