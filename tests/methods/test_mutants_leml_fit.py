@@ -221,6 +221,8 @@ def test_x_y_is_rotated_once_only_when_that_costs_less_than_rotating_every_itera
     assert not leml_module._rotated_pays(X, Y, (50, 1))
     X, Y = shaped(2000, 5000, 3993, 240, 5)       # eurlex-shaped labels: more than features
     assert not leml_module._rotated_pays(X, Y, (250, 5))
+    assert not leml_module._rotated_pays(X, Y, (250, 15))   # 410 against 387 (weighted):
+    assert leml_module._rotated_pays(X, Y, (250, 20))       # 480 against 516
     assert leml_module._rotated_pays(X, Y, None)  # no plan (an engine built directly): always
     X, Y, _ = _problem(21)
     tri = gram_tridiagonal(X, use_cache=False)
