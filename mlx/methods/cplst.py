@@ -204,6 +204,11 @@ class CPLST(BaseMethod):
         evals, evecs = sla.eigh(M, subset_by_index=[L - rank, L - 1], check_finite=False)
         order = np.argsort(-evals, kind="stable")
         V = np.ascontiguousarray(evecs[:, order])                         # top-rank eigenvectors
+        # A label positive in no training row (or in all) has a zero centred column: its row of
+        # M, and so of every eigenvector with a non-zero eigenvalue, is 0. The eigensolver
+        # leaves rounding noise there (1e-16), which would rank such labels among themselves
+        # by noise; set it to 0, so that they score their mean exactly.
+        V[(mean == 0.0) | (mean == 1.0)] = 0.0
         self.W_ = A @ V                                                   # (X'X + lam I)^-1 X'Yc V
         self.H_ = V
         self.mean_ = mean

@@ -135,3 +135,21 @@ def test_a_partial_mask_is_refused_with_the_full_message():
     with pytest.raises(ValueError, match=r"^CPLST does not support missing labels: observed must "
                                          r"be None or mark every entry of Y$"):
         CPLST(rank=2, l2_reg=0.3).fit(X, Y, observed=partial)
+
+
+@pytest.mark.parametrize("n,d", [(40, 8), (12, 30)])               # X'X and XX' routes
+def test_labels_positive_in_no_training_row_or_in_all_score_their_mean_exactly(n, d):
+    """Their centred column is 0, so is their row of every eigenvector with a non-zero
+    eigenvalue; the eigensolver's rounding noise there (1e-16) must not rank them among
+    themselves: they score exactly 0 (never positive) or 1 (always)."""
+    rng = np.random.default_rng(5)
+    X = sp.csr_matrix(rng.normal(size=(n, d)))
+    Y = (rng.random((n, 9)) < 0.3).astype(float)
+    Y[:, [2, 5]] = 0.0
+    Y[:, 7] = 1.0
+    model = CPLST(rank=4, l2_reg=0.5).fit(X, sp.csr_matrix(Y))
+    assert not model.H_[[2, 5, 7]].any()
+    scores = model.decision_function(sp.csr_matrix(rng.normal(size=(6, d))))
+    assert np.array_equal(scores[:, [2, 5]], np.zeros((6, 2)))
+    assert np.array_equal(scores[:, 7], np.ones(6))
+    assert np.abs(scores[:, [0, 1, 3]]).max() > 1e-3              # the others are fitted
