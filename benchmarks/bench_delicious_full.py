@@ -78,10 +78,10 @@ def main() -> int:
                 model.fit(X, Y)
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
             scores = model.decision_function(split.test.X)
-            p1 = float(np.mean(precision_at_k(split.test.Y, scores, 1)))
+            p1 = float(np.mean(precision_at_k(split.test.Y, scores, k=1)))
             auc = float(np.nanmean(instance_auc(split.test.Y, scores)))
             inner = sum(w + h for w, h in model.n_inner_iter_)
-            line = (f"LEML {loss:13s} k/L {ratio:.1f} (k = {rank}): fit {wall:7.1f} s wall, "
+            line = (f"LEML {loss:13s} k/L {ratio:g} (k = {rank}): fit {wall:7.1f} s wall, "
                     f"{cpu:7.1f} s CPU, {model.n_iter_} outer / {inner} inner iterations; "
                     f"test P@1 {p1:.4f}, AUC {auc:.4f}")
             if abs(ratio - 0.2) < 1e-9 and loss == "logistic" and args.max_iter == 10:
