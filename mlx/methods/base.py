@@ -23,6 +23,13 @@ scikit-learn's target conventions around them: a 1-D ``y`` of class labels is a 
 task (one-hot columns in ``classes_`` order; a binary ``decision_function`` is 1-D), a 1-D
 ``y`` of values a regression or ordinal task with one target.
 
+Threads: the public ``fit``, ``decision_function``, ``predict`` and ``score`` run as a runner
+cell does (:func:`mlx.numerics.spmm.fit_threads`): BLAS on one thread, mlx's own kernels on
+every core the process may use (or the budget of an enclosing
+:func:`mlx.numerics.spmm.threads` block). A threaded BLAS sums in an order that depends on its
+thread count, so this is what makes a fit in a user's code give the runner's numbers to the
+last bit; the kernels' results do not depend on their thread count.
+
 Missing labels: ``observed`` is a sparse ``(n_samples, n_labels)`` matrix whose
 stored entries mark the observed (instance, label) pairs (the set Omega of the
 LEML paper). ``Y`` then holds positives only at observed positions; every
@@ -81,6 +88,20 @@ _XFAIL_DECISION = ("every method scores through decision_function, the runner's 
                    "entry point (values for regression and ordinal tasks)")
 _XFAIL_ORDINAL_COLUMN = ("an (n, 1) column is the runner's own form of ordinal targets and is "
                          "taken as given, without scikit-learn's column-vector warning")
+
+
+def _fit_threads(func):
+    """Run a public entry point under :func:`mlx.numerics.spmm.fit_threads`."""
+    import functools
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        from mlx.numerics.spmm import fit_threads
+
+        with fit_threads():
+            return func(*args, **kwargs)
+
+    return wrapper
 
 
 class BaseMethod:
@@ -301,6 +322,7 @@ class BaseMethod:
         check_is_fitted(self, "_fit_task_")
         return self._fit_task_
 
+    @_fit_threads
     def fit(self, X, y, *, observed=None, unlabelled=None):
         """Fit the method.
 
@@ -339,6 +361,7 @@ class BaseMethod:
             self.n_features_in_ = int(shape[1])
         return self
 
+    @_fit_threads
     def decision_function(self, X) -> np.ndarray:
         """Scores of shape (n_rows, n_labels), for any row slice of ``X``.
 
@@ -366,6 +389,7 @@ class BaseMethod:
         scale, offset = self.prior_offset_
         return scale * np.asarray(scores, dtype=np.float64) + offset
 
+    @_fit_threads
     def predict(self, X):
         """Predictions: labels above the method's ``threshold`` (multi-label: a 0/1 array of
         shape (n_rows, n_labels)), the arg-max class (multi-class: entries of ``classes_``,
@@ -403,6 +427,7 @@ class BaseMethod:
                              f"levels; fit on a 1-D y of levels")
         return levels
 
+    @_fit_threads
     def score(self, X, y, sample_weight=None) -> float:
         """The task's first default metric on ``(X, y)``, greater is better: P@1
         (multi-label), accuracy = 1 - error (multi-class, and two classes of a multi-label

@@ -24,8 +24,15 @@ import os
 
 import numpy as np
 
-__all__ = ["MIN_THREADED_WORK", "SparseProducts", "available_cores", "get_threads",
-           "gram", "gram_dense", "row_ranges", "threads"]
+__all__ = ["BLAS_THREADS", "MIN_THREADED_WORK", "SparseProducts", "available_cores",
+           "fit_threads", "get_threads", "gram", "gram_dense", "row_ranges", "threads"]
+
+BLAS_THREADS = 1
+"""BLAS (and OpenMP) threads inside a fit, whoever runs it (:func:`fit_threads`): a threaded
+BLAS sums in an order that depends on its thread count (OpenBLAS's products and tridiagonal
+reduction differ in the last bits between one and two threads), so one thread is what makes
+a fit's numbers the same in every cell, with any ``--jobs``, on a cluster and in a user's own
+code."""
 
 MIN_THREADED_WORK = 1 << 22
 """Below this many multiply-adds (``nnz * k``, a few milliseconds of work) a product runs on
@@ -33,6 +40,7 @@ one thread: waking the other threads costs microseconds on an idle machine but c
 of milliseconds on a busy one."""
 
 _THREADS = 1
+_BUDGETED = 0                        # how many threads() blocks are open: a budget is set
 
 
 def get_threads() -> int:
@@ -43,14 +51,32 @@ def get_threads() -> int:
 @contextlib.contextmanager
 def threads(n: int):
     """Run the block with ``n`` threads for the kernels of this module (restored after)."""
-    global _THREADS
+    global _THREADS, _BUDGETED
     if int(n) < 1:
         raise ValueError(f"threads must be >= 1, got {n}")
     saved, _THREADS = _THREADS, int(n)
+    _BUDGETED += 1
     try:
         yield
     finally:
         _THREADS = saved
+        _BUDGETED -= 1
+
+
+@contextlib.contextmanager
+def fit_threads(n: int | None = None):
+    """The threads of one fit (or scoring): BLAS on :data:`BLAS_THREADS` thread and this
+    module's kernels on ``n`` threads -- by default the budget of an enclosing
+    :func:`threads` block (a runner cell's), else every core the process may use (a fit
+    alone on the machine). The kernels' results do not depend on ``n`` and BLAS's do not
+    change, so the fit's numbers are the same whoever calls it: the runner for a cell, or a
+    user's code through the estimators' ``fit`` and ``decision_function``."""
+    from threadpoolctl import threadpool_limits
+
+    if n is None:
+        n = _THREADS if _BUDGETED else available_cores()
+    with threadpool_limits(limits=BLAS_THREADS), threads(n):
+        yield
 
 
 def available_cores() -> int:

@@ -22,6 +22,7 @@ from multiprocessing import get_context
 import numpy as np
 
 from mlx.errors import DivergenceError, Interrupted, MlxError
+from mlx.numerics.spmm import BLAS_THREADS
 
 __all__ = ["run_cell", "run_cell_record", "run_cells", "stop_on_signals", "BLAS_ENV_VARS",
            "cell_threads"]
@@ -260,7 +261,7 @@ def _select(cell, data, fixed: dict, method_seed: int):
     return best["params"], None, trials, folds_fp
 
 
-BLAS_THREADS_PER_CELL = 1
+BLAS_THREADS_PER_CELL = BLAS_THREADS
 
 
 def cell_threads(jobs: int, n_cells: int, cores: int | None = None) -> int:
@@ -282,11 +283,9 @@ def run_cell(cell, threads: int = 1) -> dict:
     ``--jobs 1``, ``--jobs 2`` or on a cluster worker. mlx's own threaded kernels
     (:mod:`mlx.numerics.spmm`) get ``threads``: their results do not depend on it.
     """
-    from threadpoolctl import threadpool_limits
+    from mlx.numerics.spmm import fit_threads
 
-    from mlx.numerics.spmm import threads as kernel_threads
-
-    with threadpool_limits(limits=BLAS_THREADS_PER_CELL), kernel_threads(threads):
+    with fit_threads(threads):
         return _run_cell(cell)
 
 
