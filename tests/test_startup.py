@@ -24,6 +24,17 @@ def test_import_loads_no_heavy_library(code):
     assert _loaded(code) == []
 
 
+def test_the_cli_and_the_runner_load_no_numpy_until_a_cell_runs():
+    assert _loaded("import mlx.cli, mlx.runner.experiment", ("numpy", "scipy")) == []
+
+
+def test_the_runners_blas_threads_are_the_fits():
+    from mlx.numerics.spmm import BLAS_THREADS
+    from mlx.runner.cells import BLAS_THREADS_PER_CELL
+
+    assert BLAS_THREADS_PER_CELL == BLAS_THREADS == 1
+
+
 def test_method_module_loads_when_used():
     methods = ("mlx.methods.br", "mlx.methods.leml")
     assert _loaded("from mlx.methods import METHODS; METHODS.names(); 'br' in METHODS",

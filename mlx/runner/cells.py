@@ -16,13 +16,15 @@ import signal
 import threading
 import time
 import traceback
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from multiprocessing import get_context
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from mlx.errors import DivergenceError, Interrupted, MlxError
-from mlx.numerics.spmm import BLAS_THREADS
+from mlx.lazy import lazy_module
+
+np = lazy_module("numpy")   # read in a cell, not when a command imports the runner
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 __all__ = ["run_cell", "run_cell_record", "run_cells", "stop_on_signals", "BLAS_ENV_VARS",
            "cell_threads"]
@@ -261,7 +263,9 @@ def _select(cell, data, fixed: dict, method_seed: int):
     return best["params"], None, trials, folds_fp
 
 
-BLAS_THREADS_PER_CELL = BLAS_THREADS
+BLAS_THREADS_PER_CELL = 1
+"""BLAS threads of a cell: :data:`mlx.numerics.spmm.BLAS_THREADS`, which :func:`run_cell` applies
+(a test keeps the two equal; the runner reads this one without importing numpy)."""
 
 
 def cell_threads(jobs: int, n_cells: int, cores: int | None = None) -> int:
@@ -537,6 +541,9 @@ def run_cells(cells, *, jobs: int, on_done, blas_threads: int | None = None,
 
 
 def _run_pool(cells, *, jobs, per_cell, threads, on_done, on_start) -> None:
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from multiprocessing import get_context
+
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"),
                                initializer=_init_worker, initargs=(threads, os.getpid()))
     try:
@@ -660,6 +667,7 @@ def _run_budgeted(cells, *, jobs, per_cell, threads, on_done, on_start) -> None:
     and replaced) and passed to ``on_done`` as :func:`over_budget_record`. Its clock starts
     when the cell reaches a started worker: loading the data, selection, fit and scoring
     count, starting a worker process (its interpreter and imports) does not."""
+    from multiprocessing import get_context
     from multiprocessing.connection import wait as wait_ready
 
     ctx = get_context("spawn")

@@ -23,12 +23,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
-
 from mlx.axes import AXES
 from mlx.io import atomic_write_text
 from mlx.lazy import lazy_module
 
+np = lazy_module("numpy")
 pd = lazy_module("pandas")  # read only when the results are written, after the cells ran
 
 __all__ = ["COLUMNS", "CellStore", "records_to_frame", "write_manifest",
